@@ -1,0 +1,58 @@
+#pragma once
+// The immutable result of one computation: every stage, per batch item and head.
+// Stages are shared pointers so a recompute can reuse the ones an edit did not
+// reach, and so stages that are identical (no mask -> masked == scaled, no
+// dropout -> dropped == weights) are stored once.
+#include <array>
+#include <optional>
+#include <string>
+
+#include "session.hpp"
+
+namespace al {
+
+enum class Stage {
+  Q,        // (B, h, Lq, d_k)
+  K,        // (B, h, Lk, d_k)
+  V,        // (B, h, Lk, d_k)
+  Scores,   // (B, h, Lq, Lk)  Q·Kᵀ
+  Scaled,   // (B, h, Lq, Lk)  scores · scale
+  Masked,   // (B, h, Lq, Lk)  scaled, with masked cells set to the fill value
+  Weights,  // (B, h, Lq, Lk)  softmax over the last axis
+  Dropped,  // (B, h, Lq, Lk)  dropout(weights)
+  Context,  // (B, h, Lq, d_k) dropped · V
+  Concat,   // (B, Lq, d_model) heads side by side
+  Output,   // (B, Lq, d_model) concat · W_O + b_O (== concat without W_O)
+};
+constexpr int kStageCount = 11;
+constexpr std::array<Stage, kStageCount> kAllStages = {
+    Stage::Q,       Stage::K,       Stage::V,       Stage::Scores,
+    Stage::Scaled,  Stage::Masked,  Stage::Weights, Stage::Dropped,
+    Stage::Context, Stage::Concat,  Stage::Output};
+
+const char* stage_name(Stage s);                        // "q", "scores", ...
+std::optional<Stage> stage_from_name(const std::string& name);
+
+struct Dims {
+  Index batch = 0, heads = 0, len_q = 0, len_kv = 0, d_model = 0, d_k = 0;
+};
+
+struct Trace {
+  Dims dims;
+  double scale = 1.0;   // the factor actually applied to QKᵀ
+  double mask_fill = 0;
+  std::array<TensorPtr, kStageCount> stages;
+
+  TensorPtr mask;           // (B, Lq, Lk) of 1/0: the combined mask (null if none)
+  TensorPtr row_max;        // (B, h, Lq) max subtracted by the stable softmax
+  TensorPtr row_sum;        // (B, h, Lq) sum of exp(x - max) divided by
+  std::vector<unsigned char> fully_masked_rows;  // (B, Lq): every key masked
+  Index memory_bytes = 0;   // bytes held by this trace's distinct tensors
+  double compute_ms = 0;    // wall time of the computation
+
+  const Tensor& stage(Stage s) const { return *stages[static_cast<int>(s)]; }
+  TensorPtr stage_ptr(Stage s) const { return stages[static_cast<int>(s)]; }
+  bool any_fully_masked() const;
+};
+
+}  // namespace al

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Attention Lab needs, only those missing.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libeigen3-dev nlohmann-json3-dev libstb-dev doctest-dev libbenchmark-dev
+  libimgui-dev libglfw3-dev libepoxy-dev libgl-dev libgl1-mesa-dri libglx-mesa0
+  libfontconfig-dev fonts-noto-cjk
+  xvfb xauth xdotool x11-utils
+  python3 python3-numpy
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "Installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
