@@ -8,6 +8,7 @@ packages=(
   libfontconfig-dev fonts-noto-cjk
   xvfb xauth xdotool x11-utils
   python3 python3-numpy
+  python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer
 )
 missing=()
 for p in "${packages[@]}"; do
