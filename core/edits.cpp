@@ -33,6 +33,12 @@ Sizes sizes_of(const Session& s) {
           at_least_one(s.config.d_model)};
 }
 
+// The inputs with a batch axis: (B, L, d).
+bool is_data(InputId id) {
+  return id == InputId::X || id == InputId::XKv || id == InputId::Q || id == InputId::K ||
+         id == InputId::V;
+}
+
 bool is_mask(InputId id) { return id == InputId::MaskCustom || id == InputId::KeyPadding; }
 
 bool is_bias(InputId id) {
@@ -195,10 +201,18 @@ void resize_input(Session& s, InputId id, const Sizes& z) {
   TensorPtr& p = slot(s, id);
   if (!p) return;
   std::vector<Index> shape = expected_shape(id, z);
-  if (id == InputId::MaskCustom && p->rank() == 2) shape.erase(shape.begin());  // (Lq, Lk)
-  if (p->shape == shape || p->rank() != static_cast<Index>(shape.size())) return;
+  std::vector<Index> old_shape = p->shape;
+  if (old_shape.size() == 2 && (id == InputId::MaskCustom || is_data(id))) {
+    // (L, d) data means B = 1 and stays 2-D while B stays 1; a 2-D custom mask
+    // is (Lq, Lk) for every batch item.
+    if (id == InputId::MaskCustom || z.batch == 1)
+      shape.erase(shape.begin());
+    else
+      old_shape.insert(old_shape.begin(), 1);
+  }
+  if (p->shape == shape || old_shape.size() != shape.size()) return;
 
-  const Tensor& old = *p;
+  Tensor old(old_shape, p->data);
   std::function<float(const std::vector<Index>&, Index)> new_cell;
   if (id == InputId::KeyPadding) {
     // A padded item stays padded to the same length: new keys repeat the row's

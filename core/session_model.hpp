@@ -10,6 +10,22 @@
 
 namespace al {
 
+// Compute policy. A session below both limits is computed inside edit(), undo(),
+// redo() and reset(), so the app shows the result in the same frame; a larger
+// one on the model's worker thread. 2e7 flops take about 1 ms at the ~20 GFLOP/s
+// Eigen reaches on teaching-size matrices on one core, a small share of a 16 ms
+// frame; 16 MB is what one core writes in a couple of milliseconds.
+constexpr double kSyncComputeMaxFlops = 2e7;
+constexpr Index kSyncComputeMaxTraceBytes = Index{16} << 20;
+
+// Floating-point operations of one full computation of the session (matrix
+// products plus the per-cell work of the (B, h, Lq, Lk) stages); an estimate.
+double estimate_compute_flops(const Session& s);
+// True when the model would compute this session on its worker thread. Invalid
+// sessions and sessions over the memory limit (0 = default_memory_limit()) are
+// not: their error is known at once, without allocating.
+bool computes_in_background(const Session& s, Index memory_limit_bytes = 0);
+
 class SessionModel {
  public:
   explicit SessionModel(Session initial, ComputeOptions options = {});
@@ -19,8 +35,12 @@ class SessionModel {
 
   const Session& session() const;
   // The trace of the last *valid* session; stays on screen while an invalid
-  // edit is shown with its error, or while a newer one is being computed.
+  // edit is shown with its error, or while a newer one is being computed. Null
+  // before the first valid computation (and after reset() until it is computed).
   std::shared_ptr<const Trace> trace() const;
+  // The session trace() was computed from: it may be older than session(), so
+  // draw labels and sizes of the trace from this one (or from trace()->dims).
+  const Session& trace_session() const;
   // Why the current session has no trace of its own (null when it does).
   const std::optional<Error>& error() const;
   bool computing() const;
@@ -29,6 +49,9 @@ class SessionModel {
   // Replaces the session with an edited copy: one undo step, except that
   // consecutive edits with the same non-empty merge_key (a drag) merge into one.
   void edit(Session next, std::string label, std::string merge_key = {});
+  // Closes the current merge run (mouse released, focus left a cell), so the
+  // next edit with the same merge_key starts a new undo step.
+  void end_merge();
   bool can_undo() const;
   bool can_redo() const;
   bool undo();
@@ -44,8 +67,10 @@ class SessionModel {
   bool poll();
   void wait_idle();  // blocks until nothing is pending (tests, screenshots)
 
-  std::uint64_t revision() const;  // bumps on every edit, undo, redo
-  bool modified() const;           // changed since mark_saved()
+  std::uint64_t revision() const;  // bumps on every edit, undo, redo, reset
+  // Changed since mark_saved() (or reset()); undoing back to the saved state
+  // counts as unchanged.
+  bool modified() const;
   void mark_saved();
 
  private:
