@@ -1,0 +1,146 @@
+#include "cli_trace.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <string>
+
+#include "attention.hpp"
+#include "session_io.hpp"
+
+namespace al::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: attention-lab trace <preset | session.json> (--json | --summary)\n"
+    "  --json     print every stage as nested arrays (one JSON object)\n"
+    "  --summary  print each stage's shape and value range, the memory and compute_ms\n";
+
+int fail(const std::string& message) {
+  std::cerr << "attention-lab: error: " << message << "\n";
+  return 1;
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "attention-lab: error: " << message << "\n" << kUsage;
+  return 2;
+}
+
+// Large stages are written one by one instead of as one huge string.
+void write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void print_json(const Trace& trace) {
+  const Dims& d = trace.dims;
+  auto number = [](double v) {
+    if (std::isnan(v)) return std::string("\"NaN\"");
+    if (std::isinf(v)) return std::string(v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  write("{\"dims\": {\"batch\": " + std::to_string(d.batch) + ", \"heads\": " + std::to_string(d.heads) +
+        ", \"len_q\": " + std::to_string(d.len_q) + ", \"len_kv\": " + std::to_string(d.len_kv) +
+        ", \"d_model\": " + std::to_string(d.d_model) + ", \"d_k\": " + std::to_string(d.d_k) + "},\n");
+  write(" \"scale\": " + number(trace.scale) + ",\n \"mask_fill\": " + number(trace.mask_fill) +
+        ",\n \"stages\": {");
+  for (size_t i = 0; i < kAllStages.size(); ++i) {
+    write(std::string(i ? ",\n  " : "\n  ") + "\"" + stage_name(kAllStages[i]) + "\": ");
+    write(tensor_to_json(trace.stage(kAllStages[i])));
+  }
+  write("\n },\n \"mask\": " + (trace.mask ? tensor_to_json(*trace.mask) : std::string("null")));
+  write(",\n \"row_max\": " + (trace.row_max ? tensor_to_json(*trace.row_max) : std::string("null")));
+  write(",\n \"row_sum\": " + (trace.row_sum ? tensor_to_json(*trace.row_sum) : std::string("null")));
+  // (B, Lq) of 0/1: rows whose every key is masked.
+  Tensor fully_masked({d.batch, d.len_q});
+  for (size_t i = 0; i < trace.fully_masked_rows.size() && i < fully_masked.data.size(); ++i)
+    fully_masked.data[i] = trace.fully_masked_rows[i] ? 1.0f : 0.0f;
+  write(",\n \"fully_masked_rows\": " + tensor_to_json(fully_masked) + "\n}\n");
+}
+
+std::string human_bytes(Index bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) v /= 1024.0, ++u;
+  char buf[48];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else std::snprintf(buf, sizeof buf, "%.1f %s (%lld bytes)", v, units[u], static_cast<long long>(bytes));
+  return buf;
+}
+
+void print_summary(const std::string& source, const Session& session, const Trace& trace, double compute_ms) {
+  const Dims& d = trace.dims;
+  const Config& c = session.config;
+  std::printf("session: %s (%s, %s attention)\n", source.c_str(),
+              c.mode == InputMode::Direct ? "direct" : "projection",
+              c.attention == AttentionKind::Cross ? "cross" : "self");
+  std::printf("dims: B=%lld heads=%lld Lq=%lld Lk=%lld d_model=%lld d_k=%lld\n", (long long)d.batch,
+              (long long)d.heads, (long long)d.len_q, (long long)d.len_kv, (long long)d.d_model,
+              (long long)d.d_k);
+  std::printf("scale: %.9g\nmask_fill: %.9g\n", trace.scale, trace.mask_fill);
+  std::printf("%-8s %-14s %14s %14s  %s\n", "stage", "shape", "min", "max", "non-finite");
+  for (Stage s : kAllStages) {
+    const Tensor& t = trace.stage(s);
+    // The range ignores NaN (counted separately); infinities count as values.
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    Index nans = 0, infs = 0;
+    for (float v : t.data) {
+      if (std::isnan(v)) { ++nans; continue; }
+      if (std::isinf(v)) ++infs;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    std::string extra;
+    if (nans) extra += std::to_string(nans) + " NaN";
+    if (infs) extra += std::string(extra.empty() ? "" : ", ") + std::to_string(infs) + " inf";
+    if (nans == t.size()) std::printf("%-8s %-14s %14s %14s  %s\n", stage_name(s), shape_string(t.shape).c_str(),
+                                      "-", "-", extra.c_str());
+    else std::printf("%-8s %-14s %14.6g %14.6g  %s\n", stage_name(s), shape_string(t.shape).c_str(), lo, hi,
+                     extra.c_str());
+  }
+  Index fully_masked = 0;
+  for (unsigned char f : trace.fully_masked_rows) fully_masked += f ? 1 : 0;
+  std::printf("mask: %s\n", trace.mask ? shape_string(trace.mask->shape).c_str() : "none");
+  std::printf("fully_masked_rows: %lld\n", static_cast<long long>(fully_masked));
+  std::printf("memory: %s\n", human_bytes(trace.memory_bytes).c_str());
+  std::printf("compute_ms: %.3f\n", compute_ms);
+}
+
+}  // namespace
+
+int run_trace(int argc, char** argv) {
+  std::string source;
+  bool json = false, summary = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") json = true;
+    else if (arg == "--summary") summary = true;
+    else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (!arg.empty() && arg[0] == '-') return usage_error("trace: unknown option " + arg);
+    else if (source.empty()) source = arg;
+    else return usage_error("trace: more than one session given (" + source + ", " + arg + ")");
+  }
+  if (source.empty()) return usage_error("trace: which session? Give a preset name or a session.json file.");
+  if (json == summary) return usage_error("trace: choose one of --json or --summary.");
+
+  Result<Session> session = load_session_or_preset(source);
+  if (!session) return fail(session.error().message);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto trace = compute(*session);
+  const double compute_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!trace) return fail(trace.error().message);
+
+  if (json) print_json(**trace);
+  else print_summary(source, *session, **trace, compute_ms);
+  std::fflush(stdout);
+  if (std::ferror(stdout)) return fail("could not write the output (" + source + ")");
+  return 0;
+}
+
+}  // namespace al::cli

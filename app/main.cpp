@@ -1,0 +1,87 @@
+// attention-lab: dispatches the headless commands (trace, export-torch,
+// --list-presets, --help, --version) and hands everything else to the window.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "cli_export_torch.hpp"
+#include "cli_trace.hpp"
+#include "session_io.hpp"
+#ifdef ATTENTION_LAB_HAS_GUI
+#include "gui/gui.hpp"
+#endif
+
+namespace {
+
+constexpr const char* kHelp =
+    "Attention Lab: watch softmax(QK^T / sqrt(d_k)) V computed step by step on numbers you can edit.\n"
+    "\n"
+    "usage:\n"
+    "  attention-lab [preset | session.json]     open the window (default preset: \"default\")\n"
+    "  attention-lab trace <preset | session.json> --json\n"
+    "                                            print every stage as JSON (no window needed)\n"
+    "  attention-lab trace <preset | session.json> --summary\n"
+    "                                            print each stage's shape and range, memory, compute_ms\n"
+    "  attention-lab export-torch <preset | session.json> --out script.py\n"
+    "                                            write a PyTorch script that rebuilds every stage\n"
+    "  attention-lab screenshot <preset | session.json> --stage S --out file.png\n"
+    "                [--size WxH] [--lang en|zh] [--head N]\n"
+    "                                            render one stage's view to a PNG (needs a display,\n"
+    "                                            e.g. run under xvfb-run)\n"
+    "  attention-lab --list-presets              the built-in examples, one per line\n"
+    "  attention-lab --help                      this text\n"
+    "  attention-lab --version                   the version\n"
+    "\n"
+    "Stages: q k v scores scaled masked weights dropped context concat output.\n"
+    "Session files: see docs/session-format.md.\n";
+
+int list_presets() {
+  for (const al::PresetInfo& p : al::list_presets()) std::printf("%-20s %s\n", p.name.c_str(), p.description.c_str());
+  return 0;
+}
+
+int open_window(int argc, char** argv) {
+#ifdef ATTENTION_LAB_HAS_GUI
+  return al::gui::main(argc, argv);
+#else
+  (void)argc;
+  (void)argv;
+  std::cerr << "attention-lab: error: this build has no window (configured with ATTENTION_LAB_BUILD_GUI=OFF); "
+               "the headless commands still work, see attention-lab --help\n";
+  return 1;
+#endif
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) return open_window(argc, argv);
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (command == "--version" || command == "-V") {
+    std::cout << "attention-lab " << ATTENTION_LAB_VERSION << "\n";
+    return 0;
+  }
+  if (command == "--list-presets") return list_presets();
+  if (command == "trace") return al::cli::run_trace(argc, argv);
+  if (command == "export-torch") return al::cli::run_export_torch(argc, argv);
+  return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attention-lab: error: out of memory; try a smaller session (shorter sequences, smaller batch)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "attention-lab: error: an unexpected failure\n";
+  }
+  return 1;
+}
