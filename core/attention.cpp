@@ -1,0 +1,213 @@
+#include "attention.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <new>
+
+#include "attention_kernels.hpp"
+#include "attention_plan.hpp"
+#include "random.hpp"
+
+namespace al {
+
+using detail::Plan;
+
+Index default_memory_limit() {
+  // Half the physical memory: the trace must leave room for the app and the OS.
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return Index{4} << 30;  // unknown: assume a small machine
+  return static_cast<Index>(pages) * page_size / 2;
+}
+
+bool dropout_keeps(std::uint64_t seed, double p, Index flat_index) {
+  return uniform01(seed, static_cast<std::uint64_t>(flat_index)) >= p;
+}
+
+std::optional<Error> validate(const Session& session) {
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+  return std::nullopt;
+}
+
+Result<Index> estimate_trace_bytes(const Session& session) {
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+  return detail::trace_bytes(*plan);
+}
+
+namespace {
+
+Error cancelled() { return make_error(ErrorCode::Cancelled, "the computation was cancelled by a newer edit"); }
+
+// Which stages of a previous trace still hold for the new session: a stage is
+// reused when everything it was computed from is unchanged (same tensor
+// pointers, same config values) and every stage it reads is reused too.
+struct Reuse {
+  std::array<bool, kStageCount> stage{};  // indexed by Stage
+  bool mask = false;                      // the combined mask and fully masked rows
+  bool operator[](Stage s) const { return stage[static_cast<int>(s)]; }
+};
+
+Reuse decide_reuse(const Plan& now, const Plan* before) {
+  Reuse r;
+  if (!before || !detail::same_dims(now.dims, before->dims)) return r;
+  auto set = [&](Stage s, bool v) { r.stage[static_cast<int>(s)] = v; };
+  for (int i = 0; i < 3; ++i) set(kAllStages[i], now.qkv[i] == before->qkv[i]);
+  r.mask = now.has_mask() && before->has_mask() && now.causal == before->causal &&
+           now.key_padding == before->key_padding && now.custom == before->custom;
+  const bool same_masking = now.has_mask() ? r.mask && now.mask_fill == before->mask_fill : !before->has_mask();
+  const bool same_dropout = now.dropout_active == before->dropout_active &&
+                            (!now.dropout_active ||
+                             (now.dropout_p == before->dropout_p && now.dropout_seed == before->dropout_seed));
+  set(Stage::Scores, r[Stage::Q] && r[Stage::K]);
+  set(Stage::Scaled, r[Stage::Scores] && now.scale == before->scale);
+  set(Stage::Masked, r[Stage::Scaled] && same_masking);
+  set(Stage::Weights, r[Stage::Masked]);
+  set(Stage::Dropped, r[Stage::Weights] && same_dropout);
+  set(Stage::Context, r[Stage::Dropped] && r[Stage::V]);
+  set(Stage::Concat, r[Stage::Context]);
+  set(Stage::Output, r[Stage::Concat] && now.w_o == before->w_o && now.b_o == before->b_o);
+  return r;
+}
+
+Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options,
+                                         const Reuse& reuse, const Trace* previous) {
+  const Dims& d = plan.dims;
+  const detail::Progress progress{options.cancel, &options.progress};
+  auto trace = std::make_shared<Trace>();
+  trace->dims = d;
+  trace->scale = plan.scale;
+  trace->mask_fill = plan.mask_fill;
+
+  // Every new stage is allocated here, before any computing, so an allocation
+  // failure leaves nothing half done. Reused stages come from `previous`;
+  // shared ones point at the stage they equal.
+  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
+  auto& stages = trace->stages;
+  auto provide = [&](Stage s, std::vector<Index> shape, const std::optional<Stage>& equal_to) {
+    const int i = static_cast<int>(s);
+    if (reuse[s]) {
+      stages[i] = previous->stages[i];
+    } else if (equal_to) {
+      stages[i] = stages[static_cast<int>(*equal_to)];
+    } else {
+      fresh[i] = std::make_shared<Tensor>(std::move(shape));
+      stages[i] = fresh[i];
+    }
+  };
+  auto when = [](bool shared, Stage s) { return shared ? std::optional<Stage>(s) : std::nullopt; };
+  provide(Stage::Q, {d.batch, d.heads, d.len_q, d.d_k}, {});
+  provide(Stage::K, {d.batch, d.heads, d.len_kv, d.d_k}, {});
+  provide(Stage::V, {d.batch, d.heads, d.len_kv, d.d_k}, {});
+  const std::vector<Index> square = {d.batch, d.heads, d.len_q, d.len_kv};
+  provide(Stage::Scores, square, {});
+  provide(Stage::Scaled, square, when(plan.scaled_is_scores(), Stage::Scores));
+  provide(Stage::Masked, square, when(plan.masked_is_scaled(), Stage::Scaled));
+  provide(Stage::Weights, square, {});
+  provide(Stage::Dropped, square, when(plan.dropped_is_weights(), Stage::Weights));
+  provide(Stage::Context, {d.batch, d.heads, d.len_q, d.d_k}, {});
+  provide(Stage::Concat, {d.batch, d.len_q, d.d_model}, {});
+  provide(Stage::Output, {d.batch, d.len_q, d.d_model}, when(plan.output_is_concat(), Stage::Concat));
+
+  std::shared_ptr<Tensor> row_max, row_sum;
+  if (reuse[Stage::Weights]) {
+    trace->row_max = previous->row_max;
+    trace->row_sum = previous->row_sum;
+  } else {
+    row_max = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.heads, d.len_q});
+    row_sum = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.heads, d.len_q});
+    trace->row_max = row_max;
+    trace->row_sum = row_sum;
+  }
+  if (reuse.mask) {
+    trace->mask = previous->mask;
+    trace->fully_masked_rows = previous->fully_masked_rows;
+  } else if (plan.has_mask()) {
+    auto mask = make_tensor(detail::combined_mask(plan));
+    trace->fully_masked_rows = detail::fully_masked_rows(*mask);
+    trace->mask = std::move(mask);
+  } else {
+    trace->fully_masked_rows.assign(static_cast<size_t>(d.batch * d.len_q), 0);
+  }
+
+  auto out = [&](Stage s) { return fresh[static_cast<int>(s)].get(); };
+  auto in = [&](Stage s) { return trace->stage(s).data.data(); };
+
+  progress(0.0f);
+  detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress);
+  if (progress.cancelled()) return cancelled();
+
+  detail::HeadPass pass;
+  pass.q = &trace->stage(Stage::Q);
+  pass.k = &trace->stage(Stage::K);
+  pass.v = &trace->stage(Stage::V);
+  pass.mask = trace->mask ? trace->mask->data.data() : nullptr;
+  const std::array<std::pair<detail::StageBuffers*, Stage>, 5> square_stages = {{
+      {&pass.scores, Stage::Scores},
+      {&pass.scaled, Stage::Scaled},
+      {&pass.masked, Stage::Masked},
+      {&pass.weights, Stage::Weights},
+      {&pass.dropped, Stage::Dropped},
+  }};
+  for (auto& [buffers, s] : square_stages) {
+    buffers->in = in(s);
+    buffers->out = out(s) ? out(s)->data.data() : nullptr;
+  }
+  pass.row_max = row_max ? row_max->data.data() : nullptr;
+  pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
+  pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
+  detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
+  if (progress.cancelled()) return cancelled();
+
+  if (out(Stage::Concat)) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));
+  if (out(Stage::Output)) detail::project_output(plan, trace->stage(Stage::Concat), *out(Stage::Output), progress);
+  if (progress.cancelled()) return cancelled();
+  progress(1.0f);
+
+  trace->memory_bytes = detail::trace_memory(*trace);
+  return trace;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Trace>> compute(const Session& session, const ComputeOptions& options,
+                                             const Session* previous_session, std::shared_ptr<const Trace> previous) {
+  const auto start = std::chrono::steady_clock::now();
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+
+  auto bytes = detail::trace_bytes(*plan);
+  if (!bytes) return bytes.error();
+  const Index limit = options.memory_limit_bytes > 0 ? options.memory_limit_bytes : default_memory_limit();
+  if (*bytes > limit)
+    return make_error(ErrorCode::TooLarge,
+                      "this session's trace would need " + detail::human_bytes(*bytes) +
+                          ", more than the memory limit of " + detail::human_bytes(limit) +
+                          "; make the sequences shorter, the batch smaller or use fewer heads",
+                      {{"bytes", std::to_string(*bytes)}, {"limit", std::to_string(limit)}});
+  if (options.cancel && options.cancel->load()) return cancelled();
+
+  // The previous trace helps only if it was computed from a valid session of the same sizes.
+  std::optional<Plan> before;
+  if (previous_session && previous) {
+    auto p = detail::make_plan(*previous_session);
+    if (p && detail::same_dims(p->dims, previous->dims)) before = std::move(*p);
+  }
+  const Reuse reuse = decide_reuse(*plan, before ? &*before : nullptr);
+
+  try {
+    auto trace = run(*plan, options, reuse, previous.get());
+    if (!trace) return trace.error();
+    trace.value()->compute_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::shared_ptr<const Trace>(std::move(trace.value()));
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::TooLarge,
+                      "the machine could not provide the " + detail::human_bytes(*bytes) +
+                          " this session's trace needs; make the sequences shorter or the batch smaller",
+                      {{"bytes", std::to_string(*bytes)}, {"limit", std::to_string(limit)}});
+  }
+}
+
+}  // namespace al

@@ -1,0 +1,64 @@
+#pragma once
+// Internal to the core: the numeric passes of one attention computation.
+// Each writes into tensors the caller allocated (so the memory check happens
+// before any of them runs) and can be stopped between work items.
+#include <array>
+#include <atomic>
+#include <functional>
+#include <vector>
+
+#include "attention_plan.hpp"
+
+namespace al::detail {
+
+// Cancellation and progress reporting for a computation's passes.
+struct Progress {
+  const std::atomic<bool>* cancel = nullptr;
+  const std::function<void(float)>* report = nullptr;
+
+  bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+  void operator()(float fraction) const {
+    if (report && *report) (*report)(fraction);
+  }
+};
+
+// Q, K, V in head layout (B, h, L, d_k) for each non-null target. Heads are
+// contiguous column blocks of d_model, as PyTorch's view(B, L, h, d_k).transpose(1, 2).
+// Column blocks of one weight applied to one input (fused W_qkv) are computed as
+// a single GEMM and then split.
+void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress);
+
+// (B, Lq, Lk): 1 where the query may attend the key, 0 where it is masked
+// (causal AND key padding AND custom).
+Tensor combined_mask(const Plan& plan);
+
+// (B, Lq): 1 where every key of the query's row is masked.
+std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
+
+// The (Lq, Lk) stages from scores to dropped, then the context, for every
+// (batch, head). A stage whose `out` is null is not computed: it is reused from
+// a previous trace or shared with the stage before it, and only read from `in`.
+struct StageBuffers {
+  const float* in = nullptr;
+  float* out = nullptr;
+};
+struct HeadPass {
+  const Tensor* q = nullptr;  // (B, h, Lq, d_k)
+  const Tensor* k = nullptr;  // (B, h, Lk, d_k)
+  const Tensor* v = nullptr;  // (B, h, Lk, d_k)
+  const float* mask = nullptr;  // (B, Lq, Lk) or null for no mask
+  StageBuffers scores, scaled, masked, weights, dropped;  // each (B, h, Lq, Lk)
+  float* row_max = nullptr;   // (B, h, Lq), written together with weights
+  float* row_sum = nullptr;   // (B, h, Lq)
+  float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed
+};
+// Reports progress from `from` to `to`.
+void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress, float from, float to);
+
+// (B, h, Lq, d_k) -> (B, Lq, d_model): heads side by side.
+void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
+
+// output = concat · W_O + b_O, (B, Lq, d_model).
+void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress);
+
+}  // namespace al::detail
