@@ -31,6 +31,8 @@ constexpr size_t kMaxRank = 4;
 // Generated or loaded matrices larger than this are refused before allocation
 // (1 GiB of float32); the compute applies its own, tighter memory limit.
 constexpr Index kMaxElements = Index(1) << 28;
+// Doubles at or above 2^128 - 2^103 (FLT_MAX plus half a step) round to infinity as float32.
+constexpr double kFloatOverflow = 0x1.ffffffp+127;
 
 // Thrown inside the reader and turned into a Result at its entry point, so
 // every check can be one line.
@@ -83,6 +85,7 @@ void append_double(std::string& out, double value) {
 void append_json_float(std::string& out, float value) {
   if (std::isnan(value)) { out += "\"NaN\""; return; }
   if (std::isinf(value)) { out += value > 0 ? "\"Infinity\"" : "\"-Infinity\""; return; }
+  if (value == 0.0f && std::signbit(value)) { out += "-0.0"; return; }  // "-0" would read back as integer 0
   char buf[32];
   auto res = std::to_chars(buf, buf + sizeof buf, value);  // shortest form that reads back exactly
   out.append(buf, res.ptr);
@@ -348,7 +351,7 @@ Tensor SessionReader::read_nested(const json& j, const std::string& path) const 
     }
     if (e.is_number()) {
       const double v = e.get<double>();
-      if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max()) {
+      if (std::isfinite(v) && std::fabs(v) >= kFloatOverflow) {
         const std::string here = index_path(path, idx, depth + 1);
         fail(ErrorCode::InvalidConfig, here + " is " + e.dump() +
                                            ", too large for a float32 (at most about 3.4e38).",
@@ -489,8 +492,10 @@ TensorPtr SessionReader::read_mask(const json& j, const std::string& path, bool 
     const float v = t.data[static_cast<size_t>(i)];
     if (v != 0.0f && v != 1.0f) {
       const std::string here = flat_index_path(path, t.shape, i);
-      fail(ErrorCode::InvalidConfig, here + " is " + std::to_string(v) +
-                                         "; a mask holds 1 (attend) or 0 (masked).", {{"path", here}});
+      std::string value;
+      append_json_float(value, v);
+      fail(ErrorCode::InvalidConfig, here + " is " + value + "; a mask holds 1 (attend) or 0 (masked).",
+           {{"path", here}});
     }
   }
   return make_tensor(std::move(t));
@@ -576,13 +581,13 @@ Session SessionReader::read(const json& root) {
   // The input that defines Lq and d_model in this mode.
   const bool direct = s.config.mode == InputMode::Direct;
   const TensorPtr& primary = direct ? s.q : s.x;
-  const char* primary_name = direct ? "q" : (x_q != root.end() ? "x_q" : "x");
+  const bool cross = s.config.attention == AttentionKind::Cross;
+  const char* primary_name = direct ? "q" : (cross || x_q != root.end() ? "x_q" : "x");
   if (!primary)
     fail(ErrorCode::MissingInput,
          std::string("the input \"") + primary_name + "\" is missing; " +
              (direct ? "direct mode reads q, k and v."
-                     : s.config.attention == AttentionKind::Cross
-                           ? "cross attention reads x_q (queries) and x_kv (keys and values)."
+                     : cross ? "cross attention reads x_q (queries) and x_kv (keys and values)."
                            : "projection mode reads x (and the weights)."),
          {{"path", primary_name}});
   if (s.config.d_model == 0) s.config.d_model = primary->dim(-1);
@@ -591,7 +596,7 @@ Session SessionReader::read(const json& root) {
                                        primary_name + " has " + std::to_string(primary->dim(1)) +
                                        " positions (shape " + shape_string(primary->shape) + ").",
          {{"path", "tokens"}});
-  const TensorPtr& keys = direct ? s.k : (s.config.attention == AttentionKind::Cross ? s.x_kv : s.x);
+  const TensorPtr& keys = direct ? s.k : (cross ? s.x_kv : s.x);
   if (!s.tokens_kv.empty() && keys && static_cast<Index>(s.tokens_kv.size()) != keys->dim(1))
     fail(ErrorCode::ShapeMismatch, "tokens_kv has " + std::to_string(s.tokens_kv.size()) +
                                        " labels but the keys have " + std::to_string(keys->dim(1)) +
@@ -700,7 +705,7 @@ std::string session_to_json(const Session& s) {
 
   auto tokens = [&](const char* key, const std::vector<std::string>& list) {
     if (list.empty()) return;
-    out += ",\n  \"" + std::string(key) + "\": " + json(list).dump();
+    out += ",\n  \"" + std::string(key) + "\": " + json(list).dump(-1, ' ', false, json::error_handler_t::replace);
   };
   tokens("tokens", s.tokens);
   tokens("tokens_kv", s.tokens_kv);
