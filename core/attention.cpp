@@ -135,7 +135,10 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   auto in = [&](Stage s) { return trace->stage(s).data.data(); };
 
   progress(0.0f);
+  // Each pass also reports from the calling thread when it ends, so a progress
+  // callback runs at every stage boundary whatever the threads did.
   detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress);
+  progress(0.2f);
   if (progress.cancelled()) return cancelled();
 
   detail::HeadPass pass;
@@ -158,6 +161,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
   pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
   detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
+  progress(0.9f);
   if (progress.cancelled()) return cancelled();
 
   if (out(Stage::Concat)) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));

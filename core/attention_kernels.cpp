@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace al::detail {
 
@@ -101,17 +102,65 @@ void scatter_to_heads(const Dims& dims, const ProjectionJob& job, const float* r
   }
 }
 
+// Row kernels written with Eigen's packet functions on unaligned loads, so
+// every element goes through the same vector code wherever the allocator put
+// the row: Eigen's array expressions peel an unaligned head with the scalar
+// std::exp, which would make results depend on addresses, and incremental
+// recompute must equal a fresh computation bit for bit.
+using Packet = Eigen::internal::packet_traits<float>::type;
+constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
+
+// The last n % kLanes values of a row, padded with `pad`.
+Packet load_tail(const float* in, Index n, float pad) {
+  float tail[kLanes];
+  std::fill(tail, tail + kLanes, pad);
+  std::copy(in, in + n, tail);
+  return Eigen::internal::ploadu<Packet>(tail);
+}
+
+float row_max(const float* in, Index n) {
+  using namespace Eigen::internal;
+  const float lowest = -std::numeric_limits<float>::infinity();
+  Packet acc = pset1<Packet>(lowest);
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) acc = pmax(acc, ploadu<Packet>(in + j));
+  if (j < n) acc = pmax(acc, load_tail(in + j, n - j, lowest));
+  return predux_max(acc);
+}
+
+// out = exp(in - max), with exactly 0 where the true value underflows; returns the sum.
+float exp_shifted(const float* in, float* out, Index n, float max) {
+  using namespace Eigen::internal;
+  const Packet shift = pset1<Packet>(max), underflow = pset1<Packet>(kExpUnderflow), zero = pset1<Packet>(0.0f);
+  auto exp_of = [&](Packet x) {
+    const Packet shifted = psub(x, shift);
+    return pselect(pcmp_lt(shifted, underflow), zero, pexp(shifted));
+  };
+  Packet sum = zero;
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Packet e = exp_of(ploadu<Packet>(in + j));
+    pstoreu(out + j, e);
+    sum = padd(sum, e);
+  }
+  if (j < n) {
+    // Padding with -inf adds exp(-inf) = 0 to the sum (or NaN when max = -inf,
+    // but then every value of the row is -inf and the row is NaN anyway).
+    float tail[kLanes];
+    const Packet e = exp_of(load_tail(in + j, n - j, -std::numeric_limits<float>::infinity()));
+    pstoreu(tail, e);
+    std::copy(tail, tail + (n - j), out + j);
+    sum = padd(sum, e);
+  }
+  return predux(sum);
+}
+
 // Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
 // A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
 void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
-  Eigen::Map<const Eigen::ArrayXf> x(in, n);
-  Eigen::Map<Eigen::ArrayXf> y(out, n);
-  const float max = x.maxCoeff();
-  y = (x - max).exp();
-  for (Index j = 0; j < n; ++j)
-    if (in[j] - max < kExpUnderflow) out[j] = 0.0f;
-  const float sum = y.sum();
-  y /= sum;
+  const float max = row_max(in, n);
+  const float sum = exp_shifted(in, out, n, max);
+  for (Index j = 0; j < n; ++j) out[j] /= sum;
   *max_out = max;
   *sum_out = sum;
 }
