@@ -176,6 +176,7 @@ def linear(weight, bias):
         layer.bias.copy_(bias)
     return layer
 
+
 )PY";
 
 const char* kEpilogue = R"PY(
@@ -247,19 +248,41 @@ void write_projections(std::ostringstream& out, const Session& s) {
       << "V = v_proj(" << x_kv << ")  # (B, Lk, d_model)\n\n";
 }
 
+// " (rows: the, cat, sat)" so the learner can tell which row is which token.
+std::string row_names(const std::vector<std::string>& tokens) {
+  constexpr size_t kMaxNamed = 16;
+  if (tokens.empty()) return "";
+  std::string out = " (rows: ";
+  for (size_t i = 0; i < tokens.size() && i < kMaxNamed; ++i) {
+    std::string token = tokens[i];
+    // A line break inside a comment would turn the rest of the token into code.
+    for (char& c : token)
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    out += (i ? ", " : "") + token;
+  }
+  return out + (tokens.size() > kMaxNamed ? ", ...)" : ")");
+}
+
 void write_inputs(std::ostringstream& out, const Session& s) {
   const Weights& w = s.weights;
   const bool cross = s.config.attention == AttentionKind::Cross;
+  const std::string query_rows = row_names(s.tokens);
+  const std::string key_rows = row_names(cross ? s.tokens_kv : s.tokens);
   if (s.config.mode == InputMode::Direct) {
-    write_tensor(out, "Q", batched(*s.q, 3), "Q: the queries, given directly, one row per query token", "(B, Lq, d_model)");
-    write_tensor(out, "K", batched(*s.k, 3), "K: the keys, given directly, one row per key token", "(B, Lk, d_model)");
-    write_tensor(out, "V", batched(*s.v, 3), "V: the values, given directly, one row per key token", "(B, Lk, d_model)");
+    write_tensor(out, "Q", batched(*s.q, 3), "Q: the queries, given directly, one row per query token" + query_rows,
+                 "(B, Lq, d_model)");
+    write_tensor(out, "K", batched(*s.k, 3), "K: the keys, given directly, one row per key token" + key_rows,
+                 "(B, Lk, d_model)");
+    write_tensor(out, "V", batched(*s.v, 3), "V: the values, given directly, one row per key token" + key_rows,
+                 "(B, Lk, d_model)");
   } else if (cross) {
-    write_tensor(out, "x_q", batched(*s.x, 3), "x_q: the embeddings the queries come from", "(B, Lq, d_model)");
-    write_tensor(out, "x_kv", batched(*s.x_kv, 3), "x_kv: the embeddings the keys and values come from",
+    write_tensor(out, "x_q", batched(*s.x, 3), "x_q: the embeddings the queries come from" + query_rows,
+                 "(B, Lq, d_model)");
+    write_tensor(out, "x_kv", batched(*s.x_kv, 3), "x_kv: the embeddings the keys and values come from" + key_rows,
                  "(B, Lk, d_model)");
   } else {
-    write_tensor(out, "x", batched(*s.x, 3), "x: the input embeddings, one row per token", "(B, L, d_model)");
+    write_tensor(out, "x", batched(*s.x, 3), "x: the input embeddings, one row per token" + query_rows,
+                 "(B, L, d_model)");
   }
   out << "\n# Weights in nn.Linear layout (out, in): Attention Lab's math layout (in, out)\n"
          "# transposed, so x @ W.T + b here is x @ W + b there. A PyTorch state_dict drops in.\n";
