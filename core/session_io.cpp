@@ -634,6 +634,8 @@ json parse_json_checked(const std::string& text, const std::string& name) {
     }
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    for (char& ch : what)  // the text it quotes may hold raw control bytes
+      if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
     throw LoadFailure{make_error(ErrorCode::ParseError, name + " is not valid JSON: " + what,
                                  {{"file", name}, {"line", std::to_string(line)}, {"column", std::to_string(column)}})};
   } catch (const json::exception& e) {  // e.g. a number too large for a double
