@@ -15,7 +15,7 @@ std::string npy_bytes(const Tensor& t);  // float32, C order, format version 1.0
 // CSV: one matrix row per line, comma separated; "NaN", "inf", "-inf" allowed.
 Result<Tensor> parse_csv(const std::string& text, const std::string& name_for_errors);
 Result<Tensor> read_csv(const std::string& path);
-std::string csv_text(const Tensor& t);  // a 2-D view: rows() lines of cols() values
+std::string csv_text(const Tensor& t);  // cols() values per line; leading dimensions become more lines
 
 // Writes via a temporary file in the same folder, flush, fsync and rename, so a
 // crash or a full disk never leaves a half-written file.
