@@ -1,0 +1,203 @@
+// Google Benchmark programs for issue 6. Wall-clock time (UseRealTime) because
+// the work runs on an OpenMP team; run through bench/run.sh, which also times
+// the PyTorch peer in the same run and prints the ratios.
+//
+//   FullTrace/L     every stage kept, B=1, d_model=512, 8 heads, eval (the PyTorch peer's shape)
+//   FullTraceStages/L  the same, with the time of each pass from the progress callback
+//   Flash/L         FlashAttention: the same output, O(n) extra memory
+//   Linear/L        linear attention (elu+1) output, for scale
+//   Incremental/... one edit at L=512 recomputed from the previous trace vs from scratch
+//   Seed000/...     seed 000's usage example (B=16, L=100, d=512, h=8, dropout 0.1 training)
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "attention.hpp"
+#include "edits.hpp"
+#include "flash_attention.hpp"
+#include "linear_attention.hpp"
+#include "random.hpp"
+#include "session_io.hpp"
+
+namespace {
+
+constexpr al::Index kDModel = 512, kHeads = 8;
+
+al::TensorPtr random_tensor(std::vector<al::Index> shape, std::uint64_t seed, double stddev) {
+  return al::make_tensor(al::random_normal(std::move(shape), seed, stddev));
+}
+
+// PyTorch's nn.MultiheadAttention(512, 8) shape: self attention on x (1, L, 512), eval.
+al::Session peer_session(al::Index len) {
+  al::Session s;
+  s.config.d_model = kDModel;
+  s.config.num_heads = kHeads;
+  s.x = random_tensor({1, len, kDModel}, 1, 1.0);
+  const double w = 1.0 / std::sqrt(static_cast<double>(kDModel));
+  s.weights.w_q = random_tensor({kDModel, kDModel}, 2, w);
+  s.weights.w_k = random_tensor({kDModel, kDModel}, 3, w);
+  s.weights.w_v = random_tensor({kDModel, kDModel}, 4, w);
+  s.weights.w_o = random_tensor({kDModel, kDModel}, 5, w);
+  s.weights.b_q = random_tensor({kDModel}, 6, 0.1);
+  s.weights.b_k = random_tensor({kDModel}, 7, 0.1);
+  s.weights.b_v = random_tensor({kDModel}, 8, 0.1);
+  s.weights.b_o = random_tensor({kDModel}, 9, 0.1);
+  return s;
+}
+
+// Sessions are built once per length: generating 2048x512 normals is not what we time.
+const al::Session& cached_session(al::Index len) {
+  static std::map<al::Index, al::Session> sessions;
+  auto it = sessions.find(len);
+  if (it == sessions.end()) it = sessions.emplace(len, peer_session(len)).first;
+  return it->second;
+}
+
+std::shared_ptr<const al::Trace> compute_or_skip(benchmark::State& state, const al::Session& s,
+                                                 const al::ComputeOptions& options = {},
+                                                 const al::Session* previous_session = nullptr,
+                                                 std::shared_ptr<const al::Trace> previous = nullptr) {
+  auto r = al::compute(s, options, previous_session, std::move(previous));
+  if (!r) {
+    state.SkipWithError(r.error().message.c_str());
+    return nullptr;
+  }
+  return r.value();
+}
+
+void FullTrace(benchmark::State& state) {
+  const al::Session& s = cached_session(state.range(0));
+  std::shared_ptr<const al::Trace> trace;
+  for (auto _ : state) {
+    trace = compute_or_skip(state, s);
+    if (!trace) return;
+    benchmark::DoNotOptimize(trace.get());
+    trace.reset();  // free before the next iteration, as the app drops an old trace
+  }
+  state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
+}
+
+// The three passes of compute() from its progress callback, which reports
+// exactly 0.2 after the projections and 0.9 after the per-head pass from the
+// calling thread (the last report of each value marks the boundary).
+void FullTraceStages(benchmark::State& state) {
+  const al::Session& s = cached_session(state.range(0));
+  using Clock = std::chrono::steady_clock;
+  double projection_ms = 0, heads_ms = 0, output_ms = 0;
+  for (auto _ : state) {
+    Clock::time_point start = Clock::now(), projected = start, heads_done = start, end = start;
+    al::ComputeOptions options;
+    options.progress = [&](float f) {
+      if (f == 0.2f) projected = Clock::now();
+      if (f == 0.9f) heads_done = Clock::now();
+    };
+    auto trace = compute_or_skip(state, s, options);
+    end = Clock::now();
+    if (!trace) return;
+    auto ms = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    projection_ms += ms(start, projected);
+    heads_ms += ms(projected, heads_done);
+    output_ms += ms(heads_done, end);  // concat, output projection, freeing nothing yet
+    trace.reset();
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["projection_ms"] = projection_ms / n;
+  state.counters["heads_ms"] = heads_ms / n;
+  state.counters["output_ms"] = output_ms / n;
+}
+
+void Flash(benchmark::State& state) {
+  const al::Session& s = cached_session(state.range(0));
+  al::Index extra = 0;
+  for (auto _ : state) {
+    auto r = al::flash_attention(s);
+    if (!r) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    extra = r->extra_bytes;
+    benchmark::DoNotOptimize(r->output.data.data());
+  }
+  state.counters["extra_MiB"] = static_cast<double>(extra) / (1 << 20);
+}
+
+void Linear(benchmark::State& state) {
+  const al::Session& s = cached_session(state.range(0));
+  for (auto _ : state) {
+    auto r = al::linear_attention(s, false);
+    if (!r) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(r->output.data.data());
+  }
+}
+
+// One cell edited, recomputed from the trace of the session before the edit.
+enum class Edit { None, X, WV, WO, Causal };
+void Incremental(benchmark::State& state, Edit edit) {
+  const al::Index len = 512;
+  const al::Session& before = cached_session(len);
+  auto previous = compute_or_skip(state, before);
+  if (!previous) return;
+  al::Session after = before;
+  switch (edit) {
+    case Edit::None: break;
+    case Edit::X: after = al::with_cell(before, al::InputId::X, 0, 0.5f); break;
+    case Edit::WV: after = al::with_cell(before, al::InputId::WV, 0, 0.5f); break;
+    case Edit::WO: after = al::with_cell(before, al::InputId::WO, 0, 0.5f); break;
+    case Edit::Causal: after = al::with_causal(before, true); break;
+  }
+  for (auto _ : state) {
+    auto trace = edit == Edit::None ? compute_or_skip(state, after)
+                                    : compute_or_skip(state, after, {}, &before, previous);
+    if (!trace) return;
+    benchmark::DoNotOptimize(trace.get());
+  }
+}
+
+void Seed000(benchmark::State& state, bool flash) {
+  static const auto session = al::load_preset("seed-000-usage");
+  if (!session) {
+    state.SkipWithError(session.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    if (flash) {
+      auto r = al::flash_attention(*session);
+      if (!r) return state.SkipWithError(r.error().message.c_str());
+      benchmark::DoNotOptimize(r->output.data.data());
+    } else {
+      auto trace = compute_or_skip(state, *session);
+      if (!trace) return;
+      benchmark::DoNotOptimize(trace.get());
+    }
+  }
+}
+
+void lengths(benchmark::internal::Benchmark* b) {
+  for (int len : {128, 512, 1024, 2048}) b->Arg(len);
+  b->ArgName("L")->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(FullTrace)->Apply(lengths);
+BENCHMARK(FullTraceStages)->Apply(lengths);
+BENCHMARK(Flash)->Apply(lengths);
+BENCHMARK(Linear)->Apply(lengths);
+BENCHMARK_CAPTURE(Incremental, full_recompute, Edit::None)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Incremental, edit_x, Edit::X)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Incremental, edit_w_v, Edit::WV)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Incremental, edit_w_o, Edit::WO)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Incremental, edit_mask, Edit::Causal)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Seed000, full_trace, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(Seed000, flash, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Times our full trace (and FlashAttention) against PyTorch's nn.MultiheadAttention
+# in the same run on this machine, one length at a time (ours, then torch, so
+# both see the same load), and prints the tables of docs/performance.md.
+#
+#   bench/run.sh                 # build dir build-bench, 5 repetitions
+#   BUILD_DIR=build REPS=9 bench/run.sh
+#   LENGTHS=128,512 bench/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build-bench}
+reps=${REPS:-5}
+lengths=${LENGTHS:-128,512,1024,2048}
+python=/usr/bin/python3  # Debian's, with python3-torch (the pyenv python3 on PATH has no torch)
+
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DATTENTION_LAB_BUILD_GUI=OFF >/dev/null
+fi
+cmake --build "$build_dir" -j2 --target attention_bench attention-lab >/dev/null
+bench="$build_dir/bench/attention_bench"
+app="$build_dir/app/attention-lab"
+
+# The app must not starve its renderer: OpenMP threads sleep instead of spinning when idle.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
+case "$blas" in
+  *openblas*) ;;
+  *) echo "warning: libblas.so.3 is $blas, not OpenBLAS: torch runs on the reference BLAS and is not a fair peer" \
+          "(sudo update-alternatives --set libblas.so.3-x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3)" >&2 ;;
+esac
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY, BLAS: $blas, torch $("$python" -c 'import torch; print(torch.__version__)')"
+echo
+
+bench_args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_out_format=json)
+IFS=, read -ra length_list <<<"$lengths"
+for len in "${length_list[@]}"; do
+  "$bench" --benchmark_filter="^(FullTrace|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
+    --benchmark_out="$out/ours_$len.json" >/dev/null
+  "$python" bench/torch_peer.py --lengths "$len" --runs $((reps * 3)) >"$out/torch_$len.json"
+done
+"$bench" --benchmark_filter='^(Incremental|Seed000)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null
+
+# compute_ms as the app reports it (one process per run: includes cold caches, as a learner sees it).
+for preset in default seed-003-example seed-000-usage; do
+  for _ in 1 2 3; do
+    "$app" trace "$preset" --summary | sed -n "s/^compute_ms: /$preset /p"
+  done
+done >"$out/presets.txt"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+"$python" - "$out" "$lengths" <<'EOF'
+import json, statistics, sys
+out, lengths = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
+
+def medians(path):
+    rows = json.load(open(path))["benchmarks"]
+    return {r["run_name"]: r for r in rows if r.get("aggregate_name") == "median"}
+
+print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | flash_ms | flash/torch | linear_ms | projections / heads / output ms |")
+print("|---:|---:|---:|---:|---:|---:|---:|---|")
+for L in lengths:
+    ours = medians(f"{out}/ours_{L}.json")
+    torch = json.loads(open(f"{out}/torch_{L}.json").read())["median_ms"]
+    full = ours[f"FullTrace/L:{L}/real_time"]["real_time"]
+    flash = ours[f"Flash/L:{L}/real_time"]["real_time"]
+    linear = ours[f"Linear/L:{L}/real_time"]["real_time"]
+    st = ours[f"FullTraceStages/L:{L}/real_time"]
+    stages = f'{st["projection_ms"]:.1f} / {st["heads_ms"]:.1f} / {st["output_ms"]:.1f}'
+    print(f"| {L} | {full:.2f} | {torch:.2f} | {full / torch:.2f} | {flash:.2f} | {flash / torch:.2f} | {linear:.2f} | {stages} |")
+
+other = medians(f"{out}/other.json")
+print()
+print("| L=512, one edit | ms | vs full recompute |")
+print("|---|---:|---:|")
+base = other["Incremental/full_recompute/real_time"]["real_time"]
+for name, label in [("full_recompute", "full recompute (no previous trace)"), ("edit_x", "edit X (everything downstream)"),
+                    ("edit_w_v", "edit W_V (V, context, concat, output)"), ("edit_mask", "edit the mask (causal on: masked onwards)"),
+                    ("edit_w_o", "edit W_O (output only)")]:
+    t = other[f"Incremental/{name}/real_time"]["real_time"]
+    print(f"| {label} | {t:.2f} | {t / base:.2f} |")
+print()
+print("| seed 000 usage (B=16, L=100, d=512, h=8, dropout 0.1 training) | ms |")
+print("|---|---:|")
+print(f'| full trace (bench median) | {other["Seed000/full_trace/real_time"]["real_time"]:.2f} |')
+print(f'| FlashAttention output (bench median) | {other["Seed000/flash/real_time"]["real_time"]:.2f} |')
+print()
+print("| `attention-lab trace <preset> --summary` | compute_ms (3 runs) |")
+print("|---|---|")
+runs = {}
+for line in open(f"{out}/presets.txt"):
+    name, ms = line.split()
+    runs.setdefault(name, []).append(float(ms))
+for name, ms in runs.items():
+    print(f"| {name} | {', '.join(f'{v:.2f}' for v in ms)} |")
+EOF

@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""The PyTorch peer of bench/attention_bench's FullTrace: nn.MultiheadAttention
+forward, E=512, 8 heads, batch 1, eval, need_weights=True with per-head weights
+(average_attn_weights=False, so it too keeps a (1, 8, L, L) tensor), no_grad,
+two threads. Prints one JSON object per length: {"L": ..., "median_ms": ...}.
+
+Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
+when libblas.so.3 is OpenBLAS (bench/run.sh checks).
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def time_forward(mha, x, runs, warmup):
+    with torch.no_grad():
+        for _ in range(warmup):
+            mha(x, x, x, need_weights=True, average_attn_weights=False)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            out, weights = mha(x, x, x, need_weights=True, average_attn_weights=False)
+            times.append((time.perf_counter() - start) * 1e3)
+    assert weights.shape == (1, 8, x.shape[1], x.shape[1])
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lengths", default="128,512,1024,2048")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(512, 8, batch_first=True).eval()
+    for length in (int(v) for v in args.lengths.split(",")):
+        x = torch.randn(1, length, 512)
+        times = time_forward(mha, x, args.runs, args.warmup)
+        print(json.dumps({"L": length, "median_ms": statistics.median(times), "min_ms": min(times),
+                          "runs": args.runs, "threads": torch.get_num_threads()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
