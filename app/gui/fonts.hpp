@@ -1,0 +1,34 @@
+#pragma once
+// The UI font: Noto Sans CJK SC (Debian's fonts-noto-cjk, found through
+// fontconfig) for Latin, Greek, math and Chinese, with DejaVu Sans merged in
+// for the few formula glyphs Noto CJK lacks (ᵀ, subscripts). Without them the
+// app falls back to ImGui's built-in font and says so.
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+namespace al::gui {
+
+struct FontReport {
+  bool cjk = false;                       // the Chinese font was found and loaded
+  std::vector<std::string> messages;      // what was missing, for the status line
+  std::vector<unsigned> missing_glyphs;   // code points of UI text the atlas cannot draw
+};
+
+class Fonts {
+ public:
+  // Adds the fonts to ImGui's atlas at `pixel_size` and builds it. `texts` are
+  // every string the UI will show: their characters get glyphs.
+  FontReport load(float pixel_size, const std::vector<std::string>& texts);
+
+ private:
+  // The atlas keeps pointers to the glyph ranges until it is destroyed.
+  ImVector<ImWchar> ranges_;
+  ImVector<ImWchar> symbol_ranges_;
+};
+
+// The formula symbols the stage explanations use (checked by the glyph test).
+const char* formula_symbols();
+
+}  // namespace al::gui

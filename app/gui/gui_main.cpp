@@ -1,0 +1,294 @@
+// The desktop app's entry point: window and GL context, ImGui, the frame loop
+// (which sleeps while nothing changes), and the hooks tests use (screenshot,
+// widget rectangles, save on exit, a frame limit).
+#include "gui.hpp"
+
+#include <epoxy/gl.h>
+// GLFW after epoxy, so it does not pull in a second GL header.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "assets.hpp"
+#include "options.hpp"
+#include "panels.hpp"
+#include "screenshot.hpp"
+#include "session_io.hpp"
+
+namespace al::gui {
+
+namespace {
+
+// Set by SIGINT/SIGTERM: the loop then closes normally (and saves, with
+// --save-on-exit). A signal handler can only reach a global.
+volatile std::sig_atomic_t g_quit_signal = 0;
+void on_quit_signal(int) { g_quit_signal = 1; }
+
+std::string g_glfw_error;  // last GLFW error text, for the no-display message
+void on_glfw_error(int, const char* description) { g_glfw_error = description; }
+
+// Whether any input arrived since the last frame: GLFW callbacks we install
+// before ImGui's backend, which chains to them.
+struct InputFlag {
+  bool seen = true;
+};
+InputFlag* input_flag(GLFWwindow* window) {
+  return static_cast<InputFlag*>(glfwGetWindowUserPointer(window));
+}
+void install_input_callbacks(GLFWwindow* window) {
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { input_flag(w)->seen = true; });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { input_flag(w)->seen = true; });
+  glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { input_flag(w)->seen = true; });
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { input_flag(w)->seen = true; });
+  glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { input_flag(w)->seen = true; });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { input_flag(w)->seen = true; });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { input_flag(w)->seen = true; });
+  glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { input_flag(w)->seen = true; });
+  glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { input_flag(w)->seen = true; });
+}
+
+std::string join_code_points(const std::vector<unsigned>& points) {
+  std::string text;
+  char buffer[16];
+  for (unsigned c : points) {
+    std::snprintf(buffer, sizeof buffer, "%sU+%04X", text.empty() ? "" : " ", c);
+    text += buffer;
+  }
+  return text;
+}
+
+void record_frame_facts(AppState& app, int fb_width, int fb_height) {
+  if (!app.widgets.enabled()) return;
+  app.widgets.set_fact("step", step_info(app.view.step).id);
+  app.widgets.set_fact("language", language_code(app.i18n.language()));
+  app.widgets.set_fact("revision", std::to_string(app.model.revision()));
+  app.widgets.set_fact("error", app.model.error() ? error_code_name(app.model.error()->code) : "");
+  app.widgets.set_fact("missing_glyphs", join_code_points(app.font_report.missing_glyphs));
+  app.widgets.set_fact("cjk_font", app.font_report.cjk ? "yes" : "no");
+  app.widgets.set_fact("framebuffer", std::to_string(fb_width) + "x" + std::to_string(fb_height));
+}
+
+std::string window_title(const AppState& app) {
+  return std::string("Attention Lab — ") + app.document + (app.model.modified() ? " *" : "");
+}
+
+// Builds and renders one frame; returns false if the screenshot failed.
+bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  app.heatmaps.begin_frame();
+  app.widgets.begin_frame();
+  app.view.hovered.reset();
+
+  draw_main_window(app);
+
+  ImGui::Render();
+  int fb_width = 0, fb_height = 0;
+  glfwGetFramebufferSize(window, &fb_width, &fb_height);
+  glViewport(0, 0, fb_width, fb_height);
+  const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(background.x, background.y, background.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+  bool ok = true;
+  if (capture) {
+    if (auto error = write_back_buffer_png(app.options.out, fb_width, fb_height)) {
+      std::fprintf(stderr, "attention-lab: %s\n", error->c_str());
+      ok = false;
+    }
+  }
+  record_frame_facts(app, fb_width, fb_height);
+  app.widgets.write();
+  glfwSwapBuffers(window);
+  app.textures.collect_unused();
+  app.derived.collect_unused();
+  ++app.frame;
+  return ok;
+}
+
+int run(AppState& app) {
+  const Options& options = app.options;
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    std::fprintf(stderr,
+                 "attention-lab: cannot open a window (%s).\n"
+                 "There seems to be no display. Run it on a desktop, or headless under Xvfb:\n"
+                 "  xvfb-run -a -s \"-screen 0 1920x1080x24\" attention-lab ...\n",
+                 g_glfw_error.empty() ? "glfwInit failed" : g_glfw_error.c_str());
+    return 3;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+
+  int width = options.width, height = options.height;
+  if (width == 0) {
+    // 90% of the monitor's work area, capped at a size where the layout breathes.
+    int x = 0, y = 0, w = 1600, h = 1000;
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(monitor, &x, &y, &w, &h);
+    width = std::min(1600, std::max(800, w * 9 / 10));
+    height = std::min(1000, std::max(600, h * 9 / 10));
+  }
+  GLFWwindow* window = glfwCreateWindow(width, height, window_title(app).c_str(), nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr,
+                 "attention-lab: cannot create an OpenGL 3.3 window (%s).\n"
+                 "Without a display or GL driver, run it under Xvfb:\n"
+                 "  xvfb-run -a -s \"-screen 0 1920x1080x24\" attention-lab ...\n",
+                 g_glfw_error.c_str());
+    glfwTerminate();
+    return 3;
+  }
+  InputFlag input;
+  glfwSetWindowUserPointer(window, &input);
+  install_input_callbacks(window);
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(options.screenshot ? 0 : 1);
+
+  float scale_x = 1.0f, scale_y = 1.0f;
+  glfwGetWindowContentScale(window, &scale_x, &scale_y);
+  const float ui_scale = std::max(1.0f, scale_x);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is fixed; settings persistence is issue 5's
+  ImGui::StyleColorsDark();
+  ImGui::GetStyle().ScaleAllSizes(ui_scale);
+
+  app.font_report = app.fonts.load(17.0f * ui_scale, app.i18n.all_strings());
+  for (const auto& message : app.font_report.messages) {
+    app.notices.push_back(message);
+    std::fprintf(stderr, "attention-lab: %s\n", message.c_str());
+  }
+  if (!app.font_report.missing_glyphs.empty())
+    std::fprintf(stderr, "attention-lab: the font lacks %zu glyph(s) the UI uses: %s\n",
+                 app.font_report.missing_glyphs.size(),
+                 join_code_points(app.font_report.missing_glyphs).c_str());
+
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  {
+    std::string error;
+    auto vertex = read_asset("shaders/heatmap.vert");
+    auto fragment = read_asset("shaders/heatmap.frag");
+    if (!vertex || !fragment) error = "shaders/heatmap.vert or .frag not found";
+    else app.heatmaps.init(*vertex, *fragment, &error);
+    if (!error.empty()) {
+      app.notices.push_back("heatmap shader: " + error);
+      std::fprintf(stderr, "attention-lab: heatmap shader: %s\n", error.c_str());
+    }
+  }
+
+  std::signal(SIGINT, on_quit_signal);
+  std::signal(SIGTERM, on_quit_signal);
+
+  // A screenshot renders a few frames first: ImGui sizes some windows and
+  // tables from the previous frame's contents.
+  constexpr int kScreenshotFrames = 4;
+  int frames_to_draw = 3;
+  int exit_code = 0;
+  std::string title = window_title(app);
+  while (!app.quit && !glfwWindowShouldClose(window) && !g_quit_signal) {
+    if (options.screenshot || frames_to_draw > 0 || app.model.computing()) {
+      glfwPollEvents();
+    } else {
+      // Sleep until input, or until play mode's next step; wake now and then for signals.
+      double timeout = 0.5;
+      if (app.view.playing) timeout = std::clamp(app.view.next_play_time - glfwGetTime(), 0.0, 0.5);
+      glfwWaitEventsTimeout(timeout);
+    }
+    if (app.model.poll()) frames_to_draw = std::max(frames_to_draw, 2);
+    if (input.seen) {
+      // ImGui settles hover and active states over the next frames.
+      frames_to_draw = std::max(frames_to_draw, 3);
+      input.seen = false;
+    }
+    if (app.view.playing) {
+      const Step before = app.view.step;
+      advance_play(app);
+      if (app.view.step != before) frames_to_draw = std::max(frames_to_draw, 2);
+    }
+    if (app.model.computing()) frames_to_draw = std::max(frames_to_draw, 1);  // progress bar
+    if (frames_to_draw == 0 && !options.screenshot) continue;
+    frames_to_draw = std::max(0, frames_to_draw - 1);
+
+    const std::uint64_t revision = app.model.revision();
+    const Language language = app.i18n.language();
+    const Step step = app.view.step;
+    const bool capture = options.screenshot && app.frame + 1 == kScreenshotFrames;
+    if (!render_frame(app, window, capture)) exit_code = 1;
+    // Whatever the frame changed gets drawn again (an edit redraws its effect).
+    if (app.model.revision() != revision || app.i18n.language() != language || app.view.step != step)
+      frames_to_draw = std::max(frames_to_draw, 2);
+    if (std::string now = window_title(app); now != title) {
+      glfwSetWindowTitle(window, now.c_str());
+      title = now;
+    }
+    if (capture) break;
+    if (options.frames > 0 && app.frame >= options.frames) break;
+  }
+
+  if (!options.save_on_exit.empty()) {
+    app.model.wait_idle();
+    if (auto error = save_session_file(options.save_on_exit, app.model.session())) {
+      std::fprintf(stderr, "attention-lab: %s\n", error->message.c_str());
+      exit_code = 1;
+    }
+  }
+
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  // GL objects must go while the context exists.
+  app.textures = TextureCache();
+  app.heatmaps.shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (auto problem = parse_options(argc, argv, &options)) {
+    std::fprintf(stderr, "attention-lab: %s\n%s", problem->c_str(), usage_text());
+    return 2;
+  }
+  const std::string source = options.source.empty() ? default_preset_name() : options.source;
+  auto session = load_session_or_preset(source);
+  if (!session) {
+    std::fprintf(stderr, "attention-lab: %s\n", session.error().message.c_str());
+    return 1;
+  }
+  auto app = std::make_unique<AppState>(std::move(*session));
+  app->options = options;
+  app->document = source;
+  std::vector<std::string> warnings;
+  app->i18n.load(&warnings);
+  for (const auto& warning : warnings) {
+    app->notices.push_back(warning);
+    std::fprintf(stderr, "attention-lab: %s\n", warning.c_str());
+  }
+  app->i18n.set_language(options.language.value_or(language_from_environment()));
+  if (!options.stage.empty()) app->view.step = *step_from_name(options.stage);
+  app->view.only_head = options.head;
+  app->widgets.set_output(options.widgets_out);
+  app->model.wait_idle();  // the first frame shows the trace, not a progress bar
+  app->model.poll();
+  return run(*app);
+}
+
+}  // namespace al::gui

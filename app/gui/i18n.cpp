@@ -1,0 +1,114 @@
+#include "i18n.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "assets.hpp"
+
+namespace al::gui {
+
+const char* language_code(Language language) { return language == Language::Zh ? "zh" : "en"; }
+
+bool parse_language(const std::string& code, Language* out) {
+  if (code == "en") *out = Language::En;
+  else if (code == "zh") *out = Language::Zh;
+  else return false;
+  return true;
+}
+
+Language language_from_environment() {
+  for (const char* variable : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
+    const char* value = std::getenv(variable);
+    if (value && *value) return std::string(value).rfind("zh", 0) == 0 ? Language::Zh : Language::En;
+  }
+  return Language::En;
+}
+
+void I18n::load(std::vector<std::string>* warnings) {
+  for (Language language : {Language::En, Language::Zh}) {
+    const std::string name = std::string("assets/i18n/") + language_code(language) + ".json";
+    auto text = read_asset(name);
+    if (!text) {
+      warnings->push_back("missing translation file " + name);
+      continue;
+    }
+    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) {
+      warnings->push_back("malformed translation file " + name);
+      continue;
+    }
+    auto& table = tables_[static_cast<int>(language)];
+    for (auto& [key, value] : json.items())
+      if (value.is_string()) table[key] = value.get<std::string>();
+  }
+}
+
+const char* I18n::tr(const std::string& key) const {
+  for (Language language : {language_, Language::En}) {
+    const auto& table = tables_[static_cast<int>(language)];
+    auto it = table.find(key);
+    if (it != table.end()) return it->second.c_str();
+  }
+  // An untranslated key shows itself, which is easy to spot and never crashes.
+  static thread_local std::string missing;
+  missing = key;
+  return missing.c_str();
+}
+
+bool substitute(std::string* text, const Params& params) {
+  bool complete = true;
+  std::string out;
+  size_t pos = 0;
+  while (pos < text->size()) {
+    size_t open = text->find('{', pos);
+    size_t close = open == std::string::npos ? open : text->find('}', open);
+    if (close == std::string::npos) {
+      out += text->substr(pos);
+      break;
+    }
+    out += text->substr(pos, open - pos);
+    const std::string name = text->substr(open + 1, close - open - 1);
+    bool found = false;
+    for (const auto& [param, value] : params)
+      if (param == name) {
+        out += value;
+        found = true;
+        break;
+      }
+    if (!found) {
+      complete = false;
+      out += text->substr(open, close - open + 1);
+    }
+    pos = close + 1;
+  }
+  *text = out;
+  return complete;
+}
+
+std::string I18n::format(const std::string& key, const Params& params) const {
+  std::string text = tr(key);
+  substitute(&text, params);
+  return text;
+}
+
+std::string I18n::error_message(const Error& error) const {
+  const std::string code = error_code_name(error.code);
+  std::string title = tr("error." + code);
+  if (language_ == Language::En) return title + ": " + error.message;
+  const auto& table = tables_[static_cast<int>(language_)];
+  auto detail = table.find("error." + code + ".detail");
+  if (detail != table.end()) {
+    std::string text = detail->second;
+    if (substitute(&text, error.params)) return title + "：" + text;
+  }
+  return title + "：" + error.message;
+}
+
+std::vector<std::string> I18n::all_strings() const {
+  std::vector<std::string> strings;
+  for (const auto& table : tables_)
+    for (const auto& [key, value] : table) strings.push_back(value);
+  return strings;
+}
+
+}  // namespace al::gui

@@ -1,0 +1,79 @@
+// The layout of the one main window: menu bar; on the left the editors
+// (config, matrices, mask painter) in tabs; on the right the stepper, the
+// explanation of the step and its heatmaps; a status line at the bottom.
+#include "panels.hpp"
+
+namespace al::gui {
+
+void AppState::edit(Session next, const std::string& label, const std::string& control,
+                    std::string merge_key) {
+  view.error_control = control;
+  model.edit(std::move(next), label, std::move(merge_key));
+}
+
+void draw_main_window(AppState& app) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::Begin("Attention Lab###main", nullptr, flags);
+  ImGui::PopStyleVar();
+  draw_menu_bar(app);
+  handle_shortcuts(app);
+
+  const float font = ImGui::GetFontSize();
+  const float status_height = ImGui::GetFrameHeightWithSpacing() + 0.2f * font;
+  const float body_height = ImGui::GetContentRegionAvail().y - status_height;
+  const float left_width = std::min(26.0f * font, 0.34f * ImGui::GetContentRegionAvail().x);
+
+  // Left: editors.
+  ImGui::BeginChild("editors", ImVec2(left_width, body_height), true);
+  if (ImGui::BeginTabBar("editor_tabs")) {
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.config")) + "###tab_config").c_str())) {
+      ImGui::BeginChild("config_scroll");
+      draw_config_panel(app);
+      ImGui::EndChild();
+      ImGui::EndTabItem();
+    }
+    app.widgets.add_last_item("tab.config");
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.matrices")) + "###tab_matrices").c_str())) {
+      draw_matrix_editor(app);
+      ImGui::EndTabItem();
+    }
+    app.widgets.add_last_item("tab.matrices");
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.mask")) + "###tab_mask").c_str())) {
+      draw_mask_painter(app);
+      ImGui::EndTabItem();
+    }
+    app.widgets.add_last_item("tab.mask");
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+
+  // Right: the pipeline.
+  ImGui::SameLine();
+  ImGui::BeginChild("pipeline", ImVec2(0.0f, body_height), true);
+  draw_stepper(app);
+  ImGui::Separator();
+  draw_explanation(app);
+  ImGui::Separator();
+  // Batch item shown by every heatmap.
+  if (auto trace = app.model.trace(); trace && trace->dims.batch > 1) {
+    int batch = static_cast<int>(app.view.batch);
+    ImGui::SetNextItemWidth(7.0f * font);
+    if (ImGui::InputInt((std::string(app.tr("heatmap.batch")) + "###view_batch").c_str(), &batch))
+      app.view.batch = std::clamp<Index>(batch, 0, trace->dims.batch - 1);
+  }
+  ImGui::BeginChild("heatmaps", ImVec2(0.0f, 0.0f), false, ImGuiWindowFlags_HorizontalScrollbar);
+  draw_heatmaps(app);
+  ImGui::EndChild();
+  ImGui::EndChild();
+
+  draw_status_bar(app);
+  ImGui::End();
+}
+
+}  // namespace al::gui

@@ -1,0 +1,87 @@
+// The desktop app's command line:
+//   attention-lab [<preset | session.json>] [flags]
+//   attention-lab screenshot <preset | session.json> --stage <name> --out f.png
+//                 [--size WxH] [--lang en|zh] [--head N] [flags]
+// flags (also for tests): --widgets-out f.json, --save-on-exit f.json, --frames N
+#include "options.hpp"
+
+#include <cstdlib>
+
+namespace al::gui {
+
+const char* usage_text() {
+  return "usage: attention-lab [<preset | session.json>] [--lang en|zh] [--stage NAME] [--head N]\n"
+         "                     [--size WxH] [--widgets-out FILE] [--save-on-exit FILE] [--frames N]\n"
+         "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
+         "                     [--size WxH] [--lang en|zh] [--head N] [--widgets-out FILE]\n"
+         "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
+         "        w_o, output\n";
+}
+
+namespace {
+bool parse_int(const std::string& text, int* out) {
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') return false;
+  *out = static_cast<int>(value);
+  return true;
+}
+}  // namespace
+
+std::optional<std::string> parse_options(int argc, char** argv, Options* options) {
+  int i = 1;
+  if (i < argc && std::string(argv[i]) == "screenshot") {
+    options->screenshot = true;
+    ++i;
+  }
+  for (; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string* out) -> bool {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (arg == "--stage") {
+      if (!value(&options->stage)) return "--stage needs a stage name";
+      if (!step_from_name(options->stage)) return "unknown stage '" + options->stage + "'";
+    } else if (arg == "--out") {
+      if (!value(&options->out)) return "--out needs a file name";
+    } else if (arg == "--size") {
+      if (!value(&text)) return "--size needs WxH, e.g. 1600x1000";
+      const auto x = text.find('x');
+      if (x == std::string::npos || !parse_int(text.substr(0, x), &options->width) ||
+          !parse_int(text.substr(x + 1), &options->height) || options->width < 200 ||
+          options->height < 150 || options->width > 16384 || options->height > 16384)
+        return "--size needs WxH between 200x150 and 16384x16384, got '" + text + "'";
+    } else if (arg == "--lang") {
+      Language language;
+      if (!value(&text) || !parse_language(text, &language)) return "--lang takes en or zh";
+      options->language = language;
+    } else if (arg == "--head") {
+      if (!value(&text) || !parse_int(text, &options->head) || options->head < 0)
+        return "--head takes a head index (0, 1, ...)";
+    } else if (arg == "--widgets-out") {
+      if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
+    } else if (arg == "--save-on-exit") {
+      if (!value(&options->save_on_exit)) return "--save-on-exit needs a file name";
+    } else if (arg == "--frames") {
+      if (!value(&text) || !parse_int(text, &options->frames) || options->frames < 1)
+        return "--frames takes a positive number";
+    } else if (arg.rfind("--", 0) == 0) {
+      return "unknown option " + arg;
+    } else if (options->source.empty()) {
+      options->source = arg;
+    } else {
+      return "more than one session given ('" + options->source + "' and '" + arg + "')";
+    }
+  }
+  if (options->screenshot) {
+    if (options->source.empty()) return "screenshot needs a preset or session file";
+    if (options->out.empty()) return "screenshot needs --out FILE.png";
+    if (options->stage.empty()) return "screenshot needs --stage NAME";
+  }
+  return std::nullopt;
+}
+
+}  // namespace al::gui

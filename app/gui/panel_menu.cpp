@@ -1,0 +1,64 @@
+// Menu bar (File, Edit with undo/redo, Language) and the shortcuts that work
+// everywhere: Ctrl+Z, Ctrl+Shift+Z / Ctrl+Y, ←/→ between steps, Ctrl+Q.
+#include "panels.hpp"
+
+namespace al::gui {
+
+namespace {
+bool key_pressed(ImGuiKey key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), false); }
+}  // namespace
+
+void handle_shortcuts(AppState& app) {
+  const ImGuiIO& io = ImGui::GetIO();
+  // A text field has its own undo and cursor keys.
+  if (io.WantTextInput) return;
+  if (io.KeyCtrl) {
+    if (key_pressed(ImGuiKey_Z)) {
+      if (io.KeyShift) app.model.redo();
+      else app.model.undo();
+    }
+    if (key_pressed(ImGuiKey_Y)) app.model.redo();
+    // Q is not among ImGui 1.86's named keys; GLFW's key code for it is 'Q'.
+    if (ImGui::IsKeyPressed('Q', false)) app.quit = true;
+    return;
+  }
+  if (ImGui::IsAnyItemActive()) return;
+  if (key_pressed(ImGuiKey_LeftArrow)) step_by(app, -1);
+  if (key_pressed(ImGuiKey_RightArrow)) step_by(app, 1);
+}
+
+void draw_menu_bar(AppState& app) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu((std::string(app.tr("menu.file")) + "###file").c_str())) {
+    if (ImGui::MenuItem((std::string(app.tr("menu.quit")) + "###quit").c_str(), "Ctrl+Q")) app.quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu((std::string(app.tr("menu.edit")) + "###edit").c_str())) {
+    const std::string undo = app.model.can_undo()
+        ? app.i18n.format("menu.undo_label", {{"what", app.model.undo_label()}})
+        : std::string(app.tr("menu.undo"));
+    if (ImGui::MenuItem((undo + "###undo").c_str(), "Ctrl+Z", false, app.model.can_undo())) app.model.undo();
+    const std::string redo = app.model.can_redo()
+        ? app.i18n.format("menu.redo_label", {{"what", app.model.redo_label()}})
+        : std::string(app.tr("menu.redo"));
+    if (ImGui::MenuItem((redo + "###redo").c_str(), "Ctrl+Shift+Z", false, app.model.can_redo())) app.model.redo();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu((std::string(app.tr("menu.language")) + "###language").c_str())) {
+    // Each language names itself, so a learner who cannot read the current one finds theirs.
+    if (ImGui::MenuItem("English", nullptr, app.i18n.language() == Language::En))
+      app.i18n.set_language(Language::En);
+    if (ImGui::MenuItem("简体中文", nullptr, app.i18n.language() == Language::Zh))
+      app.i18n.set_language(Language::Zh);
+    ImGui::EndMenu();
+  }
+  app.widgets.add_last_item("menu.language");
+  // Quick switch, always visible.
+  ImGui::SameLine(ImGui::GetWindowWidth() - 7.0f * ImGui::GetFontSize());
+  if (ImGui::SmallButton(app.i18n.language() == Language::En ? "中文###lang_toggle" : "English###lang_toggle"))
+    app.i18n.set_language(app.i18n.language() == Language::En ? Language::Zh : Language::En);
+  app.widgets.add_last_item("language.toggle");
+  ImGui::EndMenuBar();
+}
+
+}  // namespace al::gui

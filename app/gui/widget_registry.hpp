@@ -1,0 +1,36 @@
+#pragma once
+// Where the named widgets are on screen, written as JSON when the app runs with
+// --widgets-out, so tests that drive the real app with xdotool know where to click.
+#include <imgui.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace al::gui {
+
+class WidgetRegistry {
+ public:
+  void set_output(std::string path) { path_ = std::move(path); }
+  bool enabled() const { return !path_.empty(); }
+
+  void begin_frame();
+  // A rectangle in window coordinates (pixels, origin top-left) and numbers
+  // that help to address parts of it (rows, cols of a grid).
+  void add(const std::string& name, ImVec2 min, ImVec2 max,
+           const std::vector<std::pair<std::string, double>>& numbers = {});
+  // The last ImGui item's rectangle.
+  void add_last_item(const std::string& name);
+  // Facts about the frame (current stage, language, revision ...).
+  void set_fact(const std::string& name, const std::string& value);
+  // Writes the file if this frame's content differs from the last one written.
+  void write();
+
+ private:
+  std::string path_;
+  std::vector<std::string> entries_;
+  std::vector<std::pair<std::string, std::string>> facts_;
+  std::string last_written_;
+};
+
+}  // namespace al::gui

@@ -1,0 +1,72 @@
+#version 330 core
+// Colours one matrix held in a float texture (R32F, one texel per cell).
+// Colormaps are piecewise-linear through fixed stops, so a test can compute
+// the expected colour of a value from the same table.
+in vec2 v_uv;
+out vec4 frag_colour;
+
+uniform sampler2D u_values;   // (rows, cols) values
+uniform sampler2D u_mask;     // (rows, cols) 1 = attend, 0 = masked; used when u_has_mask
+uniform bool u_has_mask;
+uniform int u_colormap;       // 0 sequential (viridis), 1 diverging (blue-white-red), 2 mask painter
+uniform float u_low;          // value drawn at the start of the colormap
+uniform float u_high;         // value drawn at its end
+uniform vec2 u_cells;         // (cols, rows)
+uniform vec2 u_cell_pixels;   // on-screen size of one cell, for the grid lines
+uniform vec3 u_grid_colour;
+
+const vec3 kNaN = vec3(1.0, 0.0, 1.0);          // magenta: never a colormap colour
+const vec3 kMaskedLight = vec3(0.62, 0.62, 0.62);
+const vec3 kMaskedDark = vec3(0.40, 0.40, 0.40);
+const vec3 kAttend = vec3(0.30, 0.69, 0.49);
+
+// viridis at t = 0, 1/9, ..., 1
+const vec3 kViridis[10] = vec3[10](
+    vec3(68, 1, 84) / 255.0, vec3(72, 40, 120) / 255.0, vec3(62, 73, 137) / 255.0,
+    vec3(49, 104, 142) / 255.0, vec3(38, 130, 142) / 255.0, vec3(31, 158, 137) / 255.0,
+    vec3(53, 183, 121) / 255.0, vec3(110, 206, 88) / 255.0, vec3(181, 222, 43) / 255.0,
+    vec3(253, 231, 37) / 255.0);
+// RdBu reversed: negative blue, zero near-white, positive red; t = 0, 1/6, ..., 1
+const vec3 kDiverging[7] = vec3[7](
+    vec3(33, 102, 172) / 255.0, vec3(103, 169, 207) / 255.0, vec3(209, 229, 240) / 255.0,
+    vec3(247, 247, 247) / 255.0, vec3(253, 219, 199) / 255.0, vec3(239, 138, 98) / 255.0,
+    vec3(178, 24, 43) / 255.0);
+
+vec3 viridis(float t) {
+  float x = clamp(t, 0.0, 1.0) * 9.0;
+  int i = min(int(floor(x)), 8);
+  return mix(kViridis[i], kViridis[i + 1], x - float(i));
+}
+
+vec3 diverging(float t) {
+  float x = clamp(t, 0.0, 1.0) * 6.0;
+  int i = min(int(floor(x)), 5);
+  return mix(kDiverging[i], kDiverging[i + 1], x - float(i));
+}
+
+void main() {
+  vec2 cell_f = v_uv * u_cells;
+  ivec2 cell = ivec2(min(floor(cell_f), u_cells - 1.0));
+  // A one-pixel gap between cells once they are big enough to tell apart.
+  vec2 inside = fract(cell_f) * u_cell_pixels;
+  if (u_cell_pixels.x >= 6.0 && u_cell_pixels.y >= 6.0 && (inside.x < 1.0 || inside.y < 1.0)) {
+    frag_colour = vec4(u_grid_colour, 1.0);
+    return;
+  }
+  float value = texelFetch(u_values, cell, 0).r;
+  bool masked = u_has_mask && texelFetch(u_mask, cell, 0).r < 0.5;
+  vec3 colour;
+  if (isnan(value)) {
+    colour = kNaN;  // shown even on masked cells: a fully masked row with -inf fill gives NaN
+  } else if (masked || (u_colormap == 2 && value < 0.5)) {
+    // Diagonal hatching, in screen pixels so it reads the same at any zoom.
+    bool stripe = mod(gl_FragCoord.x + gl_FragCoord.y, 8.0) < 4.0;
+    colour = stripe ? kMaskedDark : kMaskedLight;
+  } else if (u_colormap == 2) {
+    colour = kAttend;
+  } else {
+    float t = (u_high > u_low) ? (value - u_low) / (u_high - u_low) : 0.5;
+    colour = (u_colormap == 1) ? diverging(t) : viridis(t);
+  }
+  frag_colour = vec4(colour, 1.0);
+}
