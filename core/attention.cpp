@@ -71,8 +71,27 @@ Reuse decide_reuse(const Plan& now, const Plan* before) {
   return r;
 }
 
+// Allocates (and so zero-fills and first-touches) the listed stages on all
+// threads: for a big trace that is a large share of the time.
+void allocate_together(const std::vector<int>& which, const std::array<std::vector<Index>, kStageCount>& shapes,
+                       std::array<std::shared_ptr<Tensor>, kStageCount>& out) {
+  constexpr Index kParallelBytes = Index{16} << 20;
+  Index bytes = 0;
+  for (int i : which) bytes += shape_product(shapes[i]) * static_cast<Index>(sizeof(float));
+  std::atomic<bool> failed{false};
+#pragma omp parallel for schedule(dynamic, 1) if (bytes > kParallelBytes)
+  for (size_t k = 0; k < which.size(); ++k) {
+    try {  // an exception must not leave an OpenMP region
+      out[which[k]] = std::make_shared<Tensor>(shapes[which[k]]);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+  }
+  if (failed) throw std::bad_alloc();
+}
+
 Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options,
-                                         const Reuse& reuse, const Trace* previous) {
+                                   const Reuse& reuse, const Trace* previous) {
   const Dims& d = plan.dims;
   const detail::Progress progress{options.cancel, &options.progress};
   auto trace = std::make_shared<Trace>();
@@ -82,33 +101,31 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
 
   // Every new stage is allocated here, before any computing, so an allocation
   // failure leaves nothing half done. Reused stages come from `previous`;
-  // shared ones point at the stage they equal.
-  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
-  auto& stages = trace->stages;
-  auto provide = [&](Stage s, std::vector<Index> shape, const std::optional<Stage>& equal_to) {
-    const int i = static_cast<int>(s);
-    if (reuse[s]) {
-      stages[i] = previous->stages[i];
-    } else if (equal_to) {
-      stages[i] = stages[static_cast<int>(*equal_to)];
-    } else {
-      fresh[i] = std::make_shared<Tensor>(std::move(shape));
-      stages[i] = fresh[i];
-    }
-  };
-  auto when = [](bool shared, Stage s) { return shared ? std::optional<Stage>(s) : std::nullopt; };
-  provide(Stage::Q, {d.batch, d.heads, d.len_q, d.d_k}, {});
-  provide(Stage::K, {d.batch, d.heads, d.len_kv, d.d_k}, {});
-  provide(Stage::V, {d.batch, d.heads, d.len_kv, d.d_k}, {});
+  // shared ones point at the (earlier) stage they equal.
+  const std::vector<Index> per_head_q = {d.batch, d.heads, d.len_q, d.d_k};
+  const std::vector<Index> per_head_kv = {d.batch, d.heads, d.len_kv, d.d_k};
   const std::vector<Index> square = {d.batch, d.heads, d.len_q, d.len_kv};
-  provide(Stage::Scores, square, {});
-  provide(Stage::Scaled, square, when(plan.scaled_is_scores(), Stage::Scores));
-  provide(Stage::Masked, square, when(plan.masked_is_scaled(), Stage::Scaled));
-  provide(Stage::Weights, square, {});
-  provide(Stage::Dropped, square, when(plan.dropped_is_weights(), Stage::Weights));
-  provide(Stage::Context, {d.batch, d.heads, d.len_q, d.d_k}, {});
-  provide(Stage::Concat, {d.batch, d.len_q, d.d_model}, {});
-  provide(Stage::Output, {d.batch, d.len_q, d.d_model}, when(plan.output_is_concat(), Stage::Concat));
+  const std::vector<Index> model = {d.batch, d.len_q, d.d_model};
+  const std::array<std::vector<Index>, kStageCount> shapes = {
+      per_head_q, per_head_kv, per_head_kv, square, square, square, square, square, per_head_q, model, model};
+  std::array<std::optional<Stage>, kStageCount> equal_to;
+  auto share = [&](Stage s, bool shared, Stage earlier) {
+    if (shared) equal_to[static_cast<int>(s)] = earlier;
+  };
+  share(Stage::Scaled, plan.scaled_is_scores(), Stage::Scores);
+  share(Stage::Masked, plan.masked_is_scaled(), Stage::Scaled);
+  share(Stage::Dropped, plan.dropped_is_weights(), Stage::Weights);
+  share(Stage::Output, plan.output_is_concat(), Stage::Concat);
+
+  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
+  std::vector<int> to_allocate;
+  for (int i = 0; i < kStageCount; ++i)
+    if (!reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
+  allocate_together(to_allocate, shapes, fresh);
+  for (int i = 0; i < kStageCount; ++i)
+    trace->stages[i] = reuse.stage[i] ? previous->stages[i]
+                       : equal_to[i]  ? trace->stages[static_cast<int>(*equal_to[i])]
+                                      : TensorPtr(fresh[i]);
 
   std::shared_ptr<Tensor> row_max, row_sum;
   if (reuse[Stage::Weights]) {
