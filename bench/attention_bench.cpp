@@ -5,6 +5,7 @@
 //   FullTrace/L     every stage kept, B=1, d_model=512, 8 heads, eval (the PyTorch peer's shape)
 //   FullTraceStages/L  the same, with the time of each pass from the progress callback
 //   Flash/L         FlashAttention: the same output, O(n) extra memory
+//   FlashTileSizes  FlashAttention at L=1024 for several query x key tiles
 //   Linear/L        linear attention (elu+1) output, for scale
 //   Incremental/... one edit at L=512 recomputed from the previous trace vs from scratch
 //   Seed000/...     seed 000's usage example (B=16, L=100, d=512, h=8, dropout 0.1 training)
@@ -81,17 +82,18 @@ void FullTrace(benchmark::State& state) {
   state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
 }
 
-// The three passes of compute() from its progress callback, which reports
-// exactly 0.2 after the projections and 0.9 after the per-head pass from the
-// calling thread (the last report of each value marks the boundary).
+// Where compute()'s time goes, from its progress callback: it reports 0 once
+// every stage is allocated, exactly 0.2 after the projections and 0.9 after the
+// per-head pass, from the calling thread (the last report of a value marks the boundary).
 void FullTraceStages(benchmark::State& state) {
   const al::Session& s = cached_session(state.range(0));
   using Clock = std::chrono::steady_clock;
-  double projection_ms = 0, heads_ms = 0, output_ms = 0;
+  double allocation_ms = 0, projection_ms = 0, heads_ms = 0, output_ms = 0;
   for (auto _ : state) {
-    Clock::time_point start = Clock::now(), projected = start, heads_done = start, end = start;
+    Clock::time_point start = Clock::now(), allocated = start, projected = start, heads_done = start, end = start;
     al::ComputeOptions options;
     options.progress = [&](float f) {
+      if (f == 0.0f) allocated = Clock::now();
       if (f == 0.2f) projected = Clock::now();
       if (f == 0.9f) heads_done = Clock::now();
     };
@@ -101,12 +103,14 @@ void FullTraceStages(benchmark::State& state) {
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
-    projection_ms += ms(start, projected);
+    allocation_ms += ms(start, allocated);  // validation, and every stage allocated (and zero-filled)
+    projection_ms += ms(allocated, projected);
     heads_ms += ms(projected, heads_done);
-    output_ms += ms(heads_done, end);  // concat, output projection, freeing nothing yet
+    output_ms += ms(heads_done, end);  // concat and output projection
     trace.reset();
   }
   const double n = static_cast<double>(state.iterations());
+  state.counters["allocation_ms"] = allocation_ms / n;
   state.counters["projection_ms"] = projection_ms / n;
   state.counters["heads_ms"] = heads_ms / n;
   state.counters["output_ms"] = output_ms / n;
@@ -125,6 +129,17 @@ void Flash(benchmark::State& state) {
     benchmark::DoNotOptimize(r->output.data.data());
   }
   state.counters["extra_MiB"] = static_cast<double>(extra) / (1 << 20);
+}
+
+// The tile sizes at L=1024, to choose FlashTiles' defaults.
+void FlashTileSizes(benchmark::State& state) {
+  const al::Session& s = cached_session(1024);
+  const al::FlashTiles tiles{state.range(0), state.range(1)};
+  for (auto _ : state) {
+    auto r = al::flash_attention(s, tiles);
+    if (!r) return state.SkipWithError(r.error().message.c_str());
+    benchmark::DoNotOptimize(r->output.data.data());
+  }
 }
 
 void Linear(benchmark::State& state) {
@@ -191,6 +206,11 @@ void lengths(benchmark::internal::Benchmark* b) {
 BENCHMARK(FullTrace)->Apply(lengths);
 BENCHMARK(FullTraceStages)->Apply(lengths);
 BENCHMARK(Flash)->Apply(lengths);
+BENCHMARK(FlashTileSizes)
+    ->ArgsProduct({{32, 64, 128, 256}, {64, 128, 256, 512, 1024}})
+    ->ArgNames({"Tq", "Tk"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(Linear)->Apply(lengths);
 BENCHMARK_CAPTURE(Incremental, full_recompute, Edit::None)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(Incremental, edit_x, Edit::X)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -43,10 +43,10 @@ bench_args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=t
 IFS=, read -ra length_list <<<"$lengths"
 for len in "${length_list[@]}"; do
   "$bench" --benchmark_filter="^(FullTrace|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
-    --benchmark_out="$out/ours_$len.json" >/dev/null
+    --benchmark_out="$out/ours_$len.json" >/dev/null 2>&1
   "$python" bench/torch_peer.py --lengths "$len" --runs $((reps * 3)) >"$out/torch_$len.json"
 done
-"$bench" --benchmark_filter='^(Incremental|Seed000)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null
+"$bench" --benchmark_filter='^(Incremental|Seed000)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
 
 # compute_ms as the app reports it (one process per run: includes cold caches, as a learner sees it).
 for preset in default seed-003-example seed-000-usage; do
@@ -65,7 +65,7 @@ def medians(path):
     rows = json.load(open(path))["benchmarks"]
     return {r["run_name"]: r for r in rows if r.get("aggregate_name") == "median"}
 
-print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | flash_ms | flash/torch | linear_ms | projections / heads / output ms |")
+print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | flash_ms | flash/torch | linear_ms | allocate / project / heads / output ms |")
 print("|---:|---:|---:|---:|---:|---:|---:|---|")
 for L in lengths:
     ours = medians(f"{out}/ours_{L}.json")
@@ -74,7 +74,7 @@ for L in lengths:
     flash = ours[f"Flash/L:{L}/real_time"]["real_time"]
     linear = ours[f"Linear/L:{L}/real_time"]["real_time"]
     st = ours[f"FullTraceStages/L:{L}/real_time"]
-    stages = f'{st["projection_ms"]:.1f} / {st["heads_ms"]:.1f} / {st["output_ms"]:.1f}'
+    stages = " / ".join(f'{st[k + "_ms"]:.1f}' for k in ("allocation", "projection", "heads", "output"))
     print(f"| {L} | {full:.2f} | {torch:.2f} | {full / torch:.2f} | {flash:.2f} | {flash / torch:.2f} | {linear:.2f} | {stages} |")
 
 other = medians(f"{out}/other.json")
