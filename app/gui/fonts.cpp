@@ -9,7 +9,7 @@
 namespace al::gui {
 
 const char* formula_symbols() {
-  return "√ᵀΣαβ∞≤≥⊙×÷→←·−±∈₀₁₂₃₄₅₆₇₈₉ᵢⱼₖₗₘₙₚₛₜ⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿ…";
+  return "√ᵀΣαβ∞≤≥⊙×÷→←·−±∈′◀▶■₀₁₂₃₄₅₆₇₈₉ᵢⱼₖₗₘₙₚₛₜ⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿ…";
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -71,6 +72,7 @@ void record_frame_facts(AppState& app, int fb_width, int fb_height) {
   app.widgets.set_fact("error", app.model.error() ? error_code_name(app.model.error()->code) : "");
   app.widgets.set_fact("missing_glyphs", join_code_points(app.font_report.missing_glyphs));
   app.widgets.set_fact("cjk_font", app.font_report.cjk ? "yes" : "no");
+  app.widgets.set_fact("text_input", ImGui::GetIO().WantTextInput ? "yes" : "no");
   app.widgets.set_fact("framebuffer", std::to_string(fb_width) + "x" + std::to_string(fb_height));
 }
 
@@ -82,6 +84,8 @@ std::string window_title(const AppState& app) {
 bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  // A screenshot shows the app as it is, not where the X server left the pointer.
+  if (app.options.screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   ImGui::NewFrame();
   app.heatmaps.begin_frame();
   app.widgets.begin_frame();
@@ -166,7 +170,12 @@ int run(AppState& app) {
   ImGui::StyleColorsDark();
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
 
-  app.font_report = app.fonts.load(17.0f * ui_scale, app.i18n.all_strings());
+  std::vector<std::string> ui_texts = app.i18n.all_strings();
+  for (int i = 0; i < kStepCount; ++i) {
+    ui_texts.push_back(step_info(i).formula);
+    ui_texts.push_back(step_info(i).timeline);
+  }
+  app.font_report = app.fonts.load(17.0f * ui_scale, ui_texts);
   for (const auto& message : app.font_report.messages) {
     app.notices.push_back(message);
     std::fprintf(stderr, "attention-lab: %s\n", message.c_str());

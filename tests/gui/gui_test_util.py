@@ -1,0 +1,122 @@
+"""Helpers shared by the GUI tests: run the real app, read its PNG and the
+widget rectangles it writes, and the colormaps of shaders/heatmap.frag
+(re-stated here from the shader's stop tables, so a test computes the colour
+it expects from a value it computed itself)."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+VIRIDIS = [(68, 1, 84), (72, 40, 120), (62, 73, 137), (49, 104, 142), (38, 130, 142),
+           (31, 158, 137), (53, 183, 121), (110, 206, 88), (181, 222, 43), (253, 231, 37)]
+DIVERGING = [(33, 102, 172), (103, 169, 207), (209, 229, 240), (247, 247, 247),
+             (253, 219, 199), (239, 138, 98), (178, 24, 43)]
+NAN_COLOUR = (255, 0, 255)
+
+
+def colormap(stops, t):
+    """Piecewise-linear through equally spaced stops, t clamped to [0, 1]."""
+    x = min(max(t, 0.0), 1.0) * (len(stops) - 1)
+    i = min(int(x), len(stops) - 2)
+    f = x - i
+    return tuple(a + (b - a) * f for a, b in zip(stops[i], stops[i + 1]))
+
+
+def read_png(path):
+    """Minimal PNG reader (8-bit RGB/RGBA, non-interlaced): returns (w, h, rows of (r,g,b))."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG: " + path
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour_type = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour_type in (2, 6), "only 8-bit RGB/RGBA PNGs"
+            channels = 3 if colour_type == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        filter_type = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = previous[i]
+            c = previous[i - channels] if i >= channels else 0
+            if filter_type == 1:
+                line[i] = (line[i] + a) & 255
+            elif filter_type == 2:
+                line[i] = (line[i] + b) & 255
+            elif filter_type == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif filter_type == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        previous = line
+    return width, height, rows
+
+
+def mean_colour(image, x, y, radius=1):
+    _, _, rows = image
+    pixels = [rows[y + dy][x + dx] for dy in range(-radius, radius + 1) for dx in range(-radius, radius + 1)]
+    return tuple(sum(p[i] for p in pixels) / len(pixels) for i in range(3))
+
+
+def close(a, b, tolerance):
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+class Failures:
+    def __init__(self):
+        self.messages = []
+
+    def check(self, condition, message):
+        if not condition:
+            self.messages.append(message)
+            print("FAIL:", message)
+
+    def finish(self):
+        if self.messages:
+            print(f"{len(self.messages)} check(s) failed")
+            sys.exit(1)
+        print("all checks passed")
+
+
+def screenshot(binary, source, stage, out_dir, name, extra=()):
+    """Runs `attention-lab screenshot` and returns (image, widgets json)."""
+    png = os.path.join(out_dir, name + ".png")
+    widgets = os.path.join(out_dir, name + ".json")
+    command = [binary, "screenshot", source, "--stage", stage, "--out", png,
+               "--size", "1600x1000", "--widgets-out", widgets, *extra]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
+    return read_png(png), json.load(open(widgets))
+
+
+def cell_sample_point(rect, row, col):
+    """A point inside cell (row, col) of a heatmap rectangle, above the number
+    drawn at the cell's centre and away from the grid line."""
+    cell_w = rect["w"] / rect["cols"]
+    cell_h = rect["h"] / rect["rows"]
+    x = rect["x"] + (col + 0.5) * cell_w
+    y = rect["y"] + row * cell_h + max(3.0, 0.15 * cell_h)
+    return int(round(x)), int(round(y))
+
+
+def output_dir(label):
+    base = os.environ.get("ATTENTION_LAB_TEST_OUT")
+    if base:
+        path = os.path.join(base, label)
+        os.makedirs(path, exist_ok=True)
+        return path
+    return tempfile.mkdtemp(prefix="attention-lab-" + label + "-")

@@ -1,0 +1,159 @@
+"""End-to-end: drive the real app with real X input events (xdotool) and check
+what the app saved. Steps: click "Next" on the stepper, press → (held, since
+ImGui 1.86 loses a key pressed and released within one frame), paint one mask
+cell, type values into two cells of X, press Ctrl+Z once, quit with Ctrl+Q.
+Expected: step advanced twice; the mask cell is masked; the first typed value
+is kept and the second undone."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from gui_test_util import Failures, output_dir
+
+binary = sys.argv[1]
+xdotool = os.environ.get("XDOTOOL") or "xdotool"
+out = output_dir("e2e")
+failures = Failures()
+widgets_path = os.path.join(out, "widgets.json")
+saved_path = os.path.join(out, "saved.json")
+baseline_path = os.path.join(out, "baseline.json")
+PRESET = "default"
+for stale in (widgets_path, saved_path, baseline_path):
+    if os.path.exists(stale):
+        os.remove(stale)
+
+
+def run_xdotool(*args):
+    subprocess.run([xdotool, *map(str, args)], check=True, timeout=20)
+
+
+def widgets():
+    try:
+        return json.load(open(widgets_path))
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for(predicate, what, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        state = widgets()
+        if state and predicate(state):
+            return state
+        time.sleep(0.05)
+    failures.check(False, f"timed out waiting for: {what} (last state: step={state and state.get('step')}, "
+                          f"revision={state and state.get('revision')})")
+    return widgets()
+
+
+def settled():
+    """The widget file once it has stopped changing (ImGui lays tables out over two frames)."""
+    previous = None
+    for _ in range(100):
+        time.sleep(0.1)
+        current = open(widgets_path).read()
+        if current == previous:
+            break
+        previous = current
+    return json.loads(previous)
+
+
+def centre(state, name, dx=0.5, dy=0.5):
+    rect = state["widgets"][name]
+    return int(rect["x"] + dx * rect["w"]), int(rect["y"] + dy * rect["h"])
+
+
+def click(window, x, y, repeat=1):
+    run_xdotool("mousemove", "--window", window, x, y)
+    time.sleep(0.15)
+    run_xdotool("click", "--repeat", repeat, "--delay", 80, 1)
+    time.sleep(0.2)
+
+
+def hold_keys(*keys):
+    for key in keys:
+        run_xdotool("keydown", key)
+    time.sleep(0.15)
+    for key in reversed(keys):
+        run_xdotool("keyup", key)
+    time.sleep(0.2)
+
+
+def x_matrix(path):
+    """X of batch item 0 as a list of rows, from a saved session."""
+    x = json.load(open(path))["x"]
+    return x[0] if isinstance(x[0][0], list) else x
+
+
+# The preset's X as the app saves it, untouched.
+subprocess.run([binary, PRESET, "--frames", "2", "--save-on-exit", baseline_path],
+               check=True, timeout=60, capture_output=True)
+x_before = x_matrix(baseline_path)
+
+app = subprocess.Popen([binary, PRESET, "--lang", "en", "--size", "1600x1000",
+                        "--widgets-out", widgets_path, "--save-on-exit", saved_path])
+try:
+    state = wait_for(lambda s: "stepper.next" in s["widgets"], "the app's first frame", 30)
+    window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
+                            capture_output=True, text=True, timeout=20).stdout.split()[0]
+    failures.check(state["step"] == "x", f"starts at step x, got {state['step']}")
+
+    # 1. The stepper: Next, then the → key.
+    click(window, *centre(state, "stepper.next"))
+    state = wait_for(lambda s: s["step"] == "qkv", "Next moves to Q/K/V")
+    run_xdotool("mousemove", "--window", window, 5, 500)  # over the window, on no widget
+    hold_keys("Right")
+    state = wait_for(lambda s: s["step"] == "scores", "→ moves to QKᵀ")
+
+    # 2. Paint one mask cell: row 0, last key.
+    click(window, *centre(state, "tab.mask"))
+    wait_for(lambda s: "heatmap.mask_painter" in s["widgets"], "the mask painter")
+    state = settled()
+    grid = state["widgets"]["heatmap.mask_painter"]
+    rows, cols = int(grid["rows"]), int(grid["cols"])
+    revision = int(state["revision"])
+    click(window, int(grid["x"] + (cols - 0.5) * grid["w"] / cols), int(grid["y"] + 0.5 * grid["h"] / rows))
+    state = wait_for(lambda s: int(s["revision"]) == revision + 1, "painting a mask cell is one edit")
+
+    # 3. Type 2.5 into X[0][0] and 0.75 into X[0][1] (double-click enters typing).
+    click(window, *centre(state, "tab.matrices"))
+    wait_for(lambda s: "editor.cell.0.1" in s["widgets"], "the matrix editor")
+    state = settled()
+    for cell, text in (("editor.cell.0.0", "2.5"), ("editor.cell.0.1", "0.75")):
+        revision = int(state["revision"])
+        click(window, *centre(state, cell), repeat=2)
+        wait_for(lambda s: s["text_input"] == "yes", f"double-clicking {cell} starts typing")
+        run_xdotool("type", "--delay", 60, text)  # replaces the selected old value
+        hold_keys("Return")
+        state = wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell} edits the session")
+
+    # 4. Undo the last edit.
+    revision = int(state["revision"])
+    run_xdotool("mousemove", "--window", window, 5, 500)
+    hold_keys("ctrl", "z")
+    state = wait_for(lambda s: int(s["revision"]) > revision, "Ctrl+Z undoes")
+
+    # 5. Quit (the app saves on exit).
+    hold_keys("ctrl", "q")
+    app.wait(timeout=20)
+    failures.check(app.returncode == 0, f"the app exits cleanly, code {app.returncode}")
+finally:
+    if app.poll() is None:
+        app.terminate()
+        app.wait(timeout=10)
+
+saved = json.load(open(saved_path))
+x_after = x_matrix(saved_path)
+failures.check(abs(x_after[0][0] - 2.5) < 1e-6, f"X[0][0] typed as 2.5, saved {x_after[0][0]}")
+failures.check(abs(x_after[0][1] - x_before[0][1]) < 1e-6,
+               f"X[0][1] back to {x_before[0][1]} after Ctrl+Z, saved {x_after[0][1]}")
+mask = (saved.get("config", {}).get("mask") or {}).get("custom")
+failures.check(mask is not None, "the saved session has a painted (custom) mask")
+if mask:
+    matrix = mask[0] if isinstance(mask[0][0], list) else mask
+    failures.check(matrix[0][-1] == 0, f"mask[0][last] is painted 0, saved {matrix[0][-1]}")
+    painted = sum(v == 0 for row in matrix for v in row)
+    failures.check(painted == 1, f"exactly one cell painted, found {painted}")
+failures.finish()
