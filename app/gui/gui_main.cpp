@@ -249,6 +249,9 @@ int run(AppState& app) {
     if (options.frames > 0 && app.frame >= options.frames) break;
   }
 
+  // `--out` outside screenshot mode: a picture of the last state (tests, bug reports).
+  if (!options.screenshot && !options.out.empty() && !render_frame(app, window, true)) exit_code = 1;
+
   if (!options.save_on_exit.empty()) {
     app.model.wait_idle();
     if (auto error = save_session_file(options.save_on_exit, app.model.session())) {

@@ -12,6 +12,7 @@ namespace al::gui {
 const char* usage_text() {
   return "usage: attention-lab [<preset | session.json>] [--lang en|zh] [--stage NAME] [--head N]\n"
          "                     [--size WxH] [--widgets-out FILE] [--save-on-exit FILE] [--frames N]\n"
+         "                     [--out FILE.png (a picture of the window when it closes)]\n"
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
          "                     [--size WxH] [--lang en|zh] [--head N] [--widgets-out FILE]\n"
          "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"

@@ -17,9 +17,15 @@ namespace {
 // An integer field; returns true with the new value when the learner changed it.
 bool int_field(AppState& app, const char* label_key, const char* id, Index current, Index* out) {
   int value = static_cast<int>(current);
-  ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
+  const float width = 7.0f * ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(width);
   const bool changed = ImGui::InputInt((std::string(app.tr(label_key)) + "###" + id).c_str(), &value);
   app.widgets.add_last_item(std::string("config.") + id);
+  // The "+" button is the last square of the field (tests click it).
+  const ImVec2 min = ImGui::GetItemRectMin();
+  const float button = ImGui::GetFrameHeight();
+  app.widgets.add(std::string("config.") + id + ".plus", ImVec2(min.x + width - button, min.y),
+                  ImVec2(min.x + width, min.y + button));
   *out = value;
   return changed && value != current;
 }

@@ -1,7 +1,8 @@
 """End-to-end: drive the real app with real X input events (xdotool) and check
 what the app saved. Steps: click "Next" on the stepper, press → (held, since
 ImGui 1.86 loses a key pressed and released within one frame), paint one mask
-cell, type values into two cells of X, press Ctrl+Z once, quit with Ctrl+Q.
+cell, type values into two cells of X, press Ctrl+Z once, make an invalid edit
+(3 heads) and undo it, quit with Ctrl+Q.
 Expected: step advanced twice; the mask cell is masked; the first typed value
 is kept and the second undone."""
 import json
@@ -92,8 +93,8 @@ subprocess.run([binary, PRESET, "--frames", "2", "--save-on-exit", baseline_path
                check=True, timeout=60, capture_output=True)
 x_before = x_matrix(baseline_path)
 
-app = subprocess.Popen([binary, PRESET, "--lang", "en", "--size", "1600x1000",
-                        "--widgets-out", widgets_path, "--save-on-exit", saved_path])
+app = subprocess.Popen([binary, PRESET, "--lang", "en", "--size", "1600x1000", "--widgets-out", widgets_path,
+                        "--save-on-exit", saved_path, "--out", os.path.join(out, "last-frame.png")])
 try:
     state = wait_for(lambda s: "stepper.next" in s["widgets"], "the app's first frame", 30)
     window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
@@ -117,14 +118,22 @@ try:
     click(window, int(grid["x"] + (cols - 0.5) * grid["w"] / cols), int(grid["y"] + 0.5 * grid["h"] / rows))
     state = wait_for(lambda s: int(s["revision"]) == revision + 1, "painting a mask cell is one edit")
 
-    # 3. Type 2.5 into X[0][0] and 0.75 into X[0][1] (double-click enters typing).
+    # 3. Type 2.5 into X[0][0] and 0.75 into X[0][1] (Ctrl+click enters typing).
     click(window, *centre(state, "tab.matrices"))
     wait_for(lambda s: "editor.cell.0.1" in s["widgets"], "the matrix editor")
     state = settled()
     for cell, text in (("editor.cell.0.0", "2.5"), ("editor.cell.0.1", "0.75")):
         revision = int(state["revision"])
-        click(window, *centre(state, cell), repeat=2)
-        wait_for(lambda s: s["text_input"] == "yes", f"double-clicking {cell} starts typing")
+        # Ctrl+click starts typing, like a double-click, but does not depend on
+        # how xdotool's instant press/release pairs fall into frames.
+        run_xdotool("mousemove", "--window", window, *centre(state, cell))
+        time.sleep(0.15)
+        run_xdotool("keydown", "ctrl")
+        time.sleep(0.1)
+        run_xdotool("click", 1)
+        time.sleep(0.1)
+        run_xdotool("keyup", "ctrl")
+        wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+clicking {cell} starts typing")
         run_xdotool("type", "--delay", 60, text)  # replaces the selected old value
         hold_keys("Return")
         state = wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell} edits the session")
@@ -135,7 +144,24 @@ try:
     hold_keys("ctrl", "z")
     state = wait_for(lambda s: int(s["revision"]) > revision, "Ctrl+Z undoes")
 
-    # 5. Quit (the app saves on exit).
+    # 5. An invalid edit: 3 heads do not divide d_model = 8. The error shows
+    #    beside the heads field and the last valid trace stays; Ctrl+Z clears it.
+    click(window, *centre(state, "tab.config"))
+    wait_for(lambda s: "config.heads.plus" in s["widgets"], "the settings tab")
+    state = settled()
+    revision = int(state["revision"])
+    click(window, *centre(state, "config.heads.plus"))
+    state = wait_for(lambda s: s["error"] == "heads_do_not_divide", "3 heads give the heads error")
+    state = settled()
+    error_rect, heads_rect = state["widgets"].get("error"), state["widgets"]["config.heads"]
+    failures.check(error_rect is not None and 0 <= error_rect["y"] - (heads_rect["y"] + heads_rect["h"]) < 40,
+                   f"the error is shown right below the heads field ({error_rect} vs {heads_rect})")
+    failures.check("heatmap.scores.h0" in state["widgets"], "the last valid heatmaps stay on screen")
+    run_xdotool("mousemove", "--window", window, 5, 500)
+    hold_keys("ctrl", "z")
+    state = wait_for(lambda s: s["error"] == "", "Ctrl+Z removes the invalid edit")
+
+    # 6. Quit (the app saves on exit).
     hold_keys("ctrl", "q")
     app.wait(timeout=20)
     failures.check(app.returncode == 0, f"the app exits cleanly, code {app.returncode}")
