@@ -104,7 +104,7 @@ void append_nested(std::string& out, const Tensor& t, size_t axis, Index offset,
   out += '[';
   const bool innermost = axis + 1 == t.shape.size();
   for (Index i = 0; i < n; ++i) {
-    if (i) out += innermost || indent < 0 ? (indent < 0 ? "," : ", ") : ",";
+    if (i) out += (innermost && indent >= 0) ? ", " : ",";
     if (!innermost && indent >= 0) {
       out += '\n';
       out.append(static_cast<size_t>((level + 1) * indent), ' ');
