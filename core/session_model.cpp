@@ -10,9 +10,10 @@ namespace al {
 
 namespace {
 
-// Per-cell work of the (B, h, Lq, Lk) stages besides the products: scale, mask,
-// max, exp, sum, divide, dropout, and the stores of each.
-constexpr double kFlopsPerScoreCell = 20;
+// Per-cell work of the (B, h, Lq, Lk) stages besides the products (scale, mask,
+// exp, normalise, dropout, each stored), in product flops: measured, these stages
+// are bound by memory traffic, ~100 flops of a GEMM per cell.
+constexpr double kFlopsPerScoreCell = 100;
 
 // Undo history bound: a step holds only the tensors its edit replaced, but on
 // big sessions each of those can be megabytes.

@@ -12,14 +12,18 @@ namespace al {
 
 // Compute policy. A session below both limits is computed inside edit(), undo(),
 // redo() and reset(), so the app shows the result in the same frame; a larger
-// one on the model's worker thread. 2e7 flops take about 1 ms at the ~20 GFLOP/s
-// Eigen reaches on teaching-size matrices on one core, a small share of a 16 ms
-// frame; 16 MB is what one core writes in a couple of milliseconds.
-constexpr double kSyncComputeMaxFlops = 2e7;
+// one on the model's worker thread. Measured on the 2-core build machine under
+// load: 1e8 flops (as estimate_compute_flops counts them) take 1-2 ms, e.g.
+// L=128, d=256 in 1.2 ms and L=256, d=64 in 1.3 ms, a small share of a 16 ms
+// frame (4 heads, OMP_WAIT_POLICY=passive); L=512, d=64 (1.9e8) takes 7-11 ms and
+// goes to the worker. The byte limit
+// guards the cost of allocating and writing the (B, h, Lq, Lk) stages.
+constexpr double kSyncComputeMaxFlops = 1e8;
 constexpr Index kSyncComputeMaxTraceBytes = Index{16} << 20;
 
-// Floating-point operations of one full computation of the session (matrix
-// products plus the per-cell work of the (B, h, Lq, Lk) stages); an estimate.
+// Cost of one full computation of the session in flop-equivalents: the matrix
+// products plus, per cell of the (B, h, Lq, Lk) stages, the memory traffic and
+// exp that cost about 100 product flops each; an estimate.
 double estimate_compute_flops(const Session& s);
 // True when the model would compute this session on its worker thread. Invalid
 // sessions and sessions over the memory limit (0 = default_memory_limit()) are

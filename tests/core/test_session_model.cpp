@@ -57,8 +57,8 @@ void check_output_row(const Trace& trace, const Session& s, Index i) {
 TEST_CASE("compute policy: teaching sizes here and now, big sessions in the background") {
   CHECK_FALSE(computes_in_background(direct_session(8, 4)));
   CHECK(computes_in_background(direct_session(1024, 64)));
-  // 4·L²·d for the two products plus 20 per score cell: 4·64²·16 + 20·64² = 344064.
-  CHECK(estimate_compute_flops(direct_session(64, 16)) == doctest::Approx(344064));
+  // 4·L²·d for the two products plus 100 per score cell: 4·64²·16 + 100·64² = 671744.
+  CHECK(estimate_compute_flops(direct_session(64, 16)) == doctest::Approx(671744));
   Session invalid = direct_session(8, 4);
   invalid.config.num_heads = 3;
   CHECK_FALSE(computes_in_background(invalid));
