@@ -16,8 +16,8 @@ namespace al {
 // load: 1e8 flops (as estimate_compute_flops counts them) take 1-2 ms, e.g.
 // L=128, d=256 in 1.2 ms and L=256, d=64 in 1.3 ms, a small share of a 16 ms
 // frame (4 heads, OMP_WAIT_POLICY=passive); L=512, d=64 (1.9e8) takes 7-11 ms and
-// goes to the worker. The byte limit
-// guards the cost of allocating and writing the (B, h, Lq, Lk) stages.
+// goes to the worker. The byte limit guards the cost of allocating and writing
+// the (B, h, Lq, Lk) stages.
 constexpr double kSyncComputeMaxFlops = 1e8;
 constexpr Index kSyncComputeMaxTraceBytes = Index{16} << 20;
 
