@@ -29,6 +29,7 @@ struct Options {
   std::string widgets_out;       // JSON of widget rectangles, rewritten when it changes
   std::string save_on_exit;      // session JSON written when the app closes
   int frames = 0;                // quit after this many frames (0: run until closed)
+  std::string tab;               // editor tab open at start: config, matrices or mask
 };
 
 // A cell of a heatmap on screen: which heatmap (its widget name) and where.

@@ -131,7 +131,8 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                        text_colour, label.c_str());
   }
   const bool numbers_fit = cell >= ImGui::CalcTextSize("-0.00").x + 0.3f * font && cell >= 1.2f * font;
-  if (numbers_fit && m.rows * m.cols <= 64 * 64) {
+  // A mask's 1/0 reads from its colours; numbers would only clutter it.
+  if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
     for (Index r = 0; r < m.rows; ++r)
       for (Index c = 0; c < m.cols; ++c) {
         const float v = m.at(r, c);

@@ -29,22 +29,28 @@ void draw_main_window(AppState& app) {
   const float body_height = ImGui::GetContentRegionAvail().y - status_height;
   const float left_width = std::min(26.0f * font, 0.34f * ImGui::GetContentRegionAvail().x);
 
-  // Left: editors.
+  // Left: editors. --tab opens one of them on the first frame.
+  auto tab_flags = [&](const char* name) {
+    return app.frame == 0 && app.options.tab == name ? ImGuiTabItemFlags_SetSelected : 0;
+  };
   ImGui::BeginChild("editors", ImVec2(left_width, body_height), true);
   if (ImGui::BeginTabBar("editor_tabs")) {
-    if (ImGui::BeginTabItem((std::string(app.tr("tab.config")) + "###tab_config").c_str())) {
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.config")) + "###tab_config").c_str(), nullptr,
+                            tab_flags("config"))) {
       ImGui::BeginChild("config_scroll");
       draw_config_panel(app);
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
     app.widgets.add_last_item("tab.config");
-    if (ImGui::BeginTabItem((std::string(app.tr("tab.matrices")) + "###tab_matrices").c_str())) {
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.matrices")) + "###tab_matrices").c_str(), nullptr,
+                            tab_flags("matrices"))) {
       draw_matrix_editor(app);
       ImGui::EndTabItem();
     }
     app.widgets.add_last_item("tab.matrices");
-    if (ImGui::BeginTabItem((std::string(app.tr("tab.mask")) + "###tab_mask").c_str())) {
+    if (ImGui::BeginTabItem((std::string(app.tr("tab.mask")) + "###tab_mask").c_str(), nullptr,
+                            tab_flags("mask"))) {
       draw_mask_painter(app);
       ImGui::EndTabItem();
     }

@@ -14,7 +14,8 @@ const char* usage_text() {
          "                     [--size WxH] [--widgets-out FILE] [--save-on-exit FILE] [--frames N]\n"
          "                     [--out FILE.png (a picture of the window when it closes)]\n"
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
-         "                     [--size WxH] [--lang en|zh] [--head N] [--widgets-out FILE]\n"
+         "                     [--size WxH] [--lang en|zh] [--head N] [--tab config|matrices|mask]\n"
+         "                     [--widgets-out FILE]\n"
          "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
          "        w_o, output\n";
 }
@@ -62,6 +63,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     } else if (arg == "--head") {
       if (!value(&text) || !parse_int(text, &options->head) || options->head < 0)
         return "--head takes a head index (0, 1, ...)";
+    } else if (arg == "--tab") {
+      if (!value(&options->tab) ||
+          (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
+        return "--tab takes config, matrices or mask";
     } else if (arg == "--widgets-out") {
       if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
     } else if (arg == "--save-on-exit") {
