@@ -1,6 +1,6 @@
 """End-to-end: drive the real app with real X input events (xdotool) and check
 what the app saved. Steps: click "Next" on the stepper, press → (held, since
-ImGui 1.86 loses a key pressed and released within one frame), paint one mask
+ImGui 1.86 loses a key pressed and released within one frame), play and pause, paint one mask
 cell, type values into two cells of X, press Ctrl+Z once, make an invalid edit
 (3 heads) and undo it, quit with Ctrl+Q.
 Expected: step advanced twice; the mask cell is masked; the first typed value
@@ -108,6 +108,14 @@ try:
     hold_keys("Right")
     state = wait_for(lambda s: s["step"] == "scores", "→ moves to QKᵀ")
 
+    # Play advances on its own (one step every 1.6 s); a second click pauses.
+    click(window, *centre(state, "stepper.play"))
+    state = wait_for(lambda s: s["step"] == "masked", "Play walks on to the mask step", 8)
+    click(window, *centre(state, "stepper.play"))
+    time.sleep(2.0)
+    state = settled()
+    failures.check(state["step"] in ("masked", "weights"), f"Pause stops the stepper, at {state['step']}")
+
     # 2. Paint one mask cell: row 0, last key.
     click(window, *centre(state, "tab.mask"))
     wait_for(lambda s: "heatmap.mask_painter" in s["widgets"], "the mask painter")
@@ -156,7 +164,7 @@ try:
     error_rect, heads_rect = state["widgets"].get("error"), state["widgets"]["config.heads"]
     failures.check(error_rect is not None and 0 <= error_rect["y"] - (heads_rect["y"] + heads_rect["h"]) < 40,
                    f"the error is shown right below the heads field ({error_rect} vs {heads_rect})")
-    failures.check("heatmap.scores.h0" in state["widgets"], "the last valid heatmaps stay on screen")
+    failures.check(f"heatmap.{state['step']}.h0" in state["widgets"], "the last valid heatmaps stay on screen")
     run_xdotool("mousemove", "--window", window, 5, 500)
     hold_keys("ctrl", "z")
     state = wait_for(lambda s: s["error"] == "", "Ctrl+Z removes the invalid edit")
