@@ -23,7 +23,7 @@ const char* stage_symbol(Stage stage) {
     case Stage::V: return "V";
     case Stage::Scores: return "S = QKᵀ";
     case Stage::Scaled: return "S′ = S/√d_k";
-    case Stage::Masked: return "S′ (masked)";
+    case Stage::Masked: return "S′";  // + a translated "(masked)"
     case Stage::Weights: return "α = softmax(S′)";
     case Stage::Dropped: return "α′ = dropout(α)";
     case Stage::Context: return "α′·V";
@@ -69,7 +69,9 @@ class HeatmapBuilder {
     }
     spec.name = std::string(stage_name(stage));
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
-    spec.title = stage_symbol(stage) + (suffix.empty() ? "" : "  " + suffix);
+    spec.title = stage == Stage::Masked ? std::string("S′ ") + app_.tr("heatmap.masked_suffix")
+                                        : std::string(stage_symbol(stage));
+    if (!suffix.empty()) spec.title += "  " + suffix;
     spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
     if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
     const Index first = is_per_head(stage) ? batch_ * heads_ : batch_;
