@@ -5,7 +5,7 @@ packages=(
   build-essential cmake pkg-config
   libeigen3-dev nlohmann-json3-dev libstb-dev doctest-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libepoxy-dev libgl-dev libgl1-mesa-dri libglx-mesa0
-  libfontconfig-dev fonts-noto-cjk
+  libfontconfig-dev fonts-noto-cjk fonts-dejavu-core
   xvfb xauth xdotool x11-utils
   python3 python3-numpy
   python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer
