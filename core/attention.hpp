@@ -21,6 +21,18 @@ struct ComputeOptions {
 
 Index default_memory_limit();
 
+// What a session means (checked by validate, applied by compute):
+// - Inputs (x, x_kv, q, k, v) are (B, L, d_model), or (L, d_model) meaning B = 1.
+//   Direct-mode self attention needs Lk == Lq; cross attention allows Lk != Lq.
+// - Heads are contiguous column blocks of d_model (PyTorch's view + transpose).
+// - config.bias = true requires every bias of the weights in use (b_q/b_k/b_v or
+//   b_qkv, and b_o with w_o); bias = false ignores any biases present.
+// - Masks: 1 attends, 0 masks; any value other than 0 (even NaN) attends, as the
+//   seeds' masked_fill(mask == 0, fill). Causal is torch.ones(Lq, Lk).tril().
+//   key_padding is (B, Lk), or (Lk) when B = 1. Masks combine with AND.
+// - mask_fill is stored as float (so -1e40 becomes -inf); NaN is refused.
+// - Dropout p must be in [0, 1); it acts only when training and p > 0.
+
 // Validates the session (shapes, heads, masks) without computing anything.
 std::optional<Error> validate(const Session& session);
 
