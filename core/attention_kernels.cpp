@@ -285,8 +285,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       if (pass.dropped.out) {
         const float* w = pass.weights.in + row;
         float* dropped = pass.dropped.out + row;
+        // w * 0 rather than 0: a NaN weight (fully masked row, -inf fill) stays NaN, as in PyTorch.
         for (Index j = 0; j < lk; ++j)
-          dropped[j] = dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? w[j] * keep_scale : 0.0f;
+          dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
       }
     }
     if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
