@@ -25,21 +25,24 @@ Language language_from_environment() {
 }
 
 void I18n::load(std::vector<std::string>* warnings) {
+  // Each area of the app keeps its strings in its own pair of files
+  // (assets/i18n/en.json, assets/i18n/labs.en.json, ...), merged here.
   for (Language language : {Language::En, Language::Zh}) {
-    const std::string name = std::string("assets/i18n/") + language_code(language) + ".json";
-    auto text = read_asset(name);
-    if (!text) {
-      warnings->push_back("missing translation file " + name);
-      continue;
+    const std::string suffix = std::string(language_code(language)) + ".json";
+    for (const auto& [name, embedded_text] : embedded_assets()) {
+      const bool translation = name.rfind("assets/i18n/", 0) == 0 && name.size() >= suffix.size() &&
+                               name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      if (!translation) continue;
+      auto text = read_asset(name);
+      auto json = nlohmann::json::parse(text ? *text : embedded_text, nullptr, /*allow_exceptions=*/false);
+      if (!json.is_object()) {
+        warnings->push_back("malformed translation file " + name);
+        continue;
+      }
+      auto& table = tables_[static_cast<int>(language)];
+      for (auto& [key, value] : json.items())
+        if (value.is_string()) table[key] = value.get<std::string>();
     }
-    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!json.is_object()) {
-      warnings->push_back("malformed translation file " + name);
-      continue;
-    }
-    auto& table = tables_[static_cast<int>(language)];
-    for (auto& [key, value] : json.items())
-      if (value.is_string()) table[key] = value.get<std::string>();
   }
 }
 
