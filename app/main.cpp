@@ -1,6 +1,9 @@
 // attention-lab: dispatches the headless commands (trace, export-torch,
 // --list-presets, --help, --version) and hands everything else to the window.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -71,9 +74,20 @@ int dispatch(int argc, char** argv) {
   return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
 }
 
+// libgomp reads OMP_WAIT_POLICY once, when it is loaded, before main() runs. Its
+// default lets idle threads spin, which on a 2-core machine starves the renderer
+// and made a tiny trace take 10-30 ms instead of 0.04 ms. So the process
+// re-executes itself once with the passive policy; a user's own setting wins.
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: run on with the default policy
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  ensure_passive_openmp(argv);
   try {
     return dispatch(argc, argv);
   } catch (const std::bad_alloc&) {
