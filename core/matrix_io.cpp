@@ -247,12 +247,20 @@ Result<Tensor> parse_npy(const std::string& bytes, const std::string& name) {
   // anything is allocated, so an absurd shape cannot exhaust memory or overflow.
   const size_t data_bytes = bytes.size() - header_start - header_len;
   const size_t max_elements = data_bytes / item_size;
+  // A zero dimension makes the array empty, but the other dimensions must still
+  // multiply without overflow (every later shape_product() relies on it).
   size_t count = 1;
-  bool too_many = false;
+  bool too_many = false, has_zero = false;
   for (Index d : shape) {
-    if (d == 0) { count = 0; too_many = false; break; }
-    if (count > max_elements / static_cast<size_t>(d)) too_many = true;
-    else count *= static_cast<size_t>(d);
+    if (d == 0) { has_zero = true; continue; }
+    if (count > static_cast<size_t>(std::numeric_limits<Index>::max()) / static_cast<size_t>(d))
+      return parse_error("the shape " + shape_string(shape) + " in the header is not a possible array size");
+    count *= static_cast<size_t>(d);
+    if (count > max_elements) too_many = true;
+  }
+  if (has_zero) {
+    count = 0;
+    too_many = false;
   }
   if (too_many || count * item_size > data_bytes)
     return parse_error("the .npy file is truncated: shape " + shape_string(shape) + " of '" + descr +

@@ -77,6 +77,7 @@ std::optional<float> special_value(const std::string& s) {
 }
 
 void append_double(std::string& out, double value) {
+  if (value == 0.0 && std::signbit(value)) { out += "-0.0"; return; }  // "-0" would read back as integer 0
   char buf[40];
   auto res = std::to_chars(buf, buf + sizeof buf, value);  // shortest round-trip form
   out.append(buf, res.ptr);

@@ -8,6 +8,7 @@ packages=(
   libfontconfig-dev fonts-noto-cjk fonts-dejavu-core
   xvfb xauth xdotool x11-utils
   python3 python3-numpy
+  clang libclang-rt-14-dev libomp-14-dev  # tools/fuzz.sh: libFuzzer and OpenMP for clang
   python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer
 )
 missing=()
