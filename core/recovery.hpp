@@ -1,0 +1,74 @@
+#pragma once
+// Autosave for crash recovery: the app writes the session it is editing to
+// $XDG_STATE_HOME/attention-lab/recovery.json (else ~/.local/state/...) a few
+// seconds after each change; the next start offers to restore it; a save to
+// the real file or a clean exit clears it.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "error.hpp"
+#include "session.hpp"
+
+namespace al {
+
+struct Recovery {
+  Session session;
+  std::string original_path;  // the file being edited; empty for a preset or a new session
+  std::chrono::system_clock::time_point saved_at;
+};
+
+// user_dir(UserDir::State) + "/recovery.json".
+Result<std::string> recovery_path();
+
+// Writes atomically (write_file_atomic), creating the folder. The session's
+// tensors are immutable and shared, so a copy of the Session can be written
+// from a background thread while the app keeps editing.
+std::optional<Error> write_recovery(const Session& session, const std::string& original_path,
+                                    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+// No file: an empty optional. A file that cannot be read back (corrupt, from a
+// newer version): an error to show; the caller decides whether to clear it.
+Result<std::optional<Recovery>> read_recovery();
+// Removes the file; no file is not an error.
+std::optional<Error> clear_recovery();
+
+// The same at an explicit path (tests, tools).
+std::optional<Error> write_recovery_file(const std::string& path, const Session& session,
+                                         const std::string& original_path,
+                                         std::chrono::system_clock::time_point now);
+Result<std::optional<Recovery>> read_recovery_file(const std::string& path);
+
+// When to autosave, given the session model's revision each frame: once the
+// edits have paused for `quiet` (a drag or a burst of typing saves once, after
+// it ends), and at least every `max_wait` during a long run of edits. A failed
+// write is retried after `quiet`, not every frame. Deciding *whether* there is
+// anything to keep (model.modified()) stays with the caller: when the session
+// is unmodified it clears the recovery file instead.
+//
+//   if (!model.modified()) { clear once; timer.reset(model.revision()); }
+//   else if (timer.should_save(model.revision(), Clock::now()))
+//     if (!write_recovery(...)) timer.mark_saved(revision written);
+class AutosaveTimer {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit AutosaveTimer(std::uint64_t initial_revision, Clock::duration quiet = std::chrono::seconds(3),
+                         Clock::duration max_wait = std::chrono::seconds(30));
+
+  // True when the caller should write `revision` now.
+  bool should_save(std::uint64_t revision, Clock::time_point now);
+  // `revision` is on disk (it may be older than the latest one seen).
+  void mark_saved(std::uint64_t revision);
+  // Nothing to save at `revision` (a file was opened, saved or the recovery cleared).
+  void reset(std::uint64_t revision);
+  bool pending() const { return seen_ != saved_; }
+
+ private:
+  Clock::duration quiet_, max_wait_;
+  std::uint64_t seen_, saved_;
+  Clock::time_point last_change_{};
+  std::optional<Clock::time_point> pending_since_;  // first change not on disk
+  std::optional<Clock::time_point> last_attempt_;
+};
+
+}  // namespace al

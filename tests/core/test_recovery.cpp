@@ -1,0 +1,173 @@
+// The recovery file (round trip, XDG location, corrupt files) and the autosave policy.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+#include <fstream>
+
+#include "edits.hpp"
+#include "recovery.hpp"
+#include "session_io.hpp"
+#include "user_dirs_fixture.hpp"
+
+using namespace al;
+using al::testing::ScopedEnv;
+using al::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool same_bits(const TensorPtr& a, const TensorPtr& b) {
+  if (!a || !b) return !a && !b;
+  if (a->shape != b->shape) return false;
+  for (Index i = 0; i < a->size(); ++i) {
+    const float x = a->data[size_t(i)], y = b->data[size_t(i)];
+    if (!(std::isnan(x) && std::isnan(y)) && std::memcmp(&x, &y, 4) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("recovery: write, read back exactly, clear; folders are created under XDG_STATE_HOME") {
+  TempDir dir;
+  ScopedEnv state("XDG_STATE_HOME", dir / "state");
+  const std::string path = dir / "state/attention-lab/recovery.json";
+  CHECK(*recovery_path() == path);
+
+  auto nothing = read_recovery();
+  REQUIRE(nothing.ok());
+  CHECK_FALSE(nothing->has_value());
+  CHECK_FALSE(clear_recovery());  // nothing to clear is fine
+
+  // An edited preset with values a text format could lose: NaN, -0, a tiny float.
+  Session s = *load_preset("default");
+  s = with_cell(s, InputId::X, 0, std::nanf(""));
+  s = with_cell(s, InputId::X, 7, -0.0f);  // was 0.5 (a cell holding +0 would stay +0)
+  REQUIRE(std::signbit(s.x->data[7]));
+  s = with_cell(s, InputId::WQ, 2, 1.17549435e-38f);
+  s = with_causal(s, true);
+  const auto when = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
+  REQUIRE_FALSE(write_recovery(s, "/home/learner/my session.json", when));
+  CHECK(std::filesystem::is_regular_file(path));
+
+  auto back = read_recovery();
+  REQUIRE(back.ok());
+  REQUIRE(back->has_value());
+  const Recovery& r = **back;
+  CHECK(r.original_path == "/home/learner/my session.json");
+  CHECK(r.saved_at == when);
+  CHECK(session_to_json(r.session) == session_to_json(s));
+  CHECK(same_bits(r.session.x, s.x));
+  CHECK(std::signbit(r.session.x->data[7]));
+  CHECK(r.session.config.mask.causal);
+
+  REQUIRE_FALSE(clear_recovery());
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(read_recovery()->has_value());
+}
+
+TEST_CASE("recovery: a corrupt or foreign file is an error to show, not a crash") {
+  TempDir dir;
+  const std::string path = dir / "recovery.json";
+  Session s = *load_preset("seed-003-example");
+  REQUIRE_FALSE(write_recovery_file(path, s, "", std::chrono::system_clock::now()));
+  std::string full;
+  {
+    std::ifstream in(path);
+    full.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  SUBCASE("cut short") {
+    std::ofstream(path) << full.substr(0, full.size() / 2);
+    auto r = read_recovery_file(path);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("cannot be restored") != std::string::npos);
+  }
+  SUBCASE("another version") {
+    std::string text = full;
+    text.replace(text.find("\"version\": 1"), 12, "\"version\": 9");
+    std::ofstream(path) << text;
+    auto r = read_recovery_file(path);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("different version") != std::string::npos);
+  }
+  SUBCASE("a session inside that no longer validates names the problem") {
+    std::string text = full;
+    text.replace(text.find("\"num_heads\": 1"), 14, "\"num_heads\": 3");
+    std::ofstream(path) << text;
+    auto r = read_recovery_file(path);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::HeadsDoNotDivide);
+  }
+}
+
+TEST_CASE("recovery: an unwritable state folder is an error") {
+  // A file where the folder should be (permissions would not stop root).
+  TempDir dir;
+  std::ofstream(dir / "state") << "a file, not a folder";
+  ScopedEnv state("XDG_STATE_HOME", dir / "state");
+  auto error = write_recovery(*load_preset("default"), "");
+  REQUIRE(error);
+  CHECK(error->code == ErrorCode::IoError);
+  CHECK(error->message.find("cannot create the folder") != std::string::npos);
+}
+
+TEST_CASE("AutosaveTimer: saves a few seconds after the last change, once per burst") {
+  using Clock = AutosaveTimer::Clock;
+  const Clock::time_point t0{};
+  AutosaveTimer timer(5, 3s, 30s);
+  // Frames without changes never save.
+  for (int frame = 0; frame < 600; ++frame) CHECK_FALSE(timer.should_save(5, t0 + frame * 16ms));
+  CHECK_FALSE(timer.pending());
+
+  // A drag: revisions 6..20, one every 100 ms, then quiet.
+  const Clock::time_point start = t0 + 10s;
+  for (int i = 0; i < 15; ++i) CHECK_FALSE(timer.should_save(6 + i, start + i * 100ms));
+  const Clock::time_point last = start + 1400ms;
+  CHECK(timer.pending());
+  CHECK_FALSE(timer.should_save(20, last + 2999ms));
+  CHECK(timer.should_save(20, last + 3s));
+  timer.mark_saved(20);
+  CHECK_FALSE(timer.pending());
+  CHECK_FALSE(timer.should_save(20, last + 4s));
+  CHECK_FALSE(timer.should_save(20, last + 60s));
+}
+
+TEST_CASE("AutosaveTimer: a long run of edits still saves every max_wait; a failed write retries after quiet") {
+  using Clock = AutosaveTimer::Clock;
+  const Clock::time_point t0{};
+  AutosaveTimer timer(0, 3s, 30s);
+  std::uint64_t rev = 0;
+  std::vector<int> saved_at;
+  // An edit every second for 95 s: never 3 s of quiet, so only max_wait triggers,
+  // 30 s after the first edit not yet on disk (1 s, then 32 s, then 63 s).
+  for (int s = 1; s <= 95; ++s) {
+    ++rev;
+    if (timer.should_save(rev, t0 + s * 1s)) {
+      saved_at.push_back(s);
+      timer.mark_saved(rev);
+    }
+  }
+  CHECK(saved_at == std::vector<int>{31, 62, 93});
+
+  // The write fails (caller does not mark_saved): no retry every frame, one after `quiet`.
+  AutosaveTimer failing(0, 3s, 30s);
+  CHECK_FALSE(failing.should_save(1, t0));
+  CHECK(failing.should_save(1, t0 + 3s));
+  CHECK_FALSE(failing.should_save(1, t0 + 3s + 16ms));
+  CHECK_FALSE(failing.should_save(1, t0 + 5s));
+  CHECK(failing.should_save(1, t0 + 6s));
+
+  // An edit while a background write of revision 1 is under way stays pending.
+  failing.should_save(2, t0 + 6500ms);
+  failing.mark_saved(1);
+  CHECK(failing.pending());
+  CHECK_FALSE(failing.should_save(2, t0 + 9s));
+  CHECK(failing.should_save(2, t0 + 9500ms));
+
+  // reset (a file opened or saved): nothing pending.
+  failing.reset(7);
+  CHECK_FALSE(failing.pending());
+  CHECK_FALSE(failing.should_save(7, t0 + 100s));
+}
