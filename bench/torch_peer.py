@@ -2,7 +2,8 @@
 """The PyTorch peer of bench/attention_bench's FullTrace: nn.MultiheadAttention
 forward, E=512, 8 heads, batch 1, eval, need_weights=True with per-head weights
 (average_attn_weights=False, so it too keeps a (1, 8, L, L) tensor), no_grad,
-two threads. Prints one JSON object per length: {"L": ..., "median_ms": ...}.
+two threads. Prints one JSON object per length: the median and best wall time
+of the runs, and the median process CPU time (all threads) of a run.
 
 Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
 when libblas.so.3 is OpenBLAS (bench/run.sh checks).
@@ -19,13 +20,14 @@ def time_forward(mha, x, runs, warmup):
     with torch.no_grad():
         for _ in range(warmup):
             mha(x, x, x, need_weights=True, average_attn_weights=False)
-        times = []
+        times, cpu_times = [], []
         for _ in range(runs):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             out, weights = mha(x, x, x, need_weights=True, average_attn_weights=False)
             times.append((time.perf_counter() - start) * 1e3)
+            cpu_times.append((time.process_time() - cpu_start) * 1e3)
     assert weights.shape == (1, 8, x.shape[1], x.shape[1])
-    return times
+    return times, cpu_times
 
 
 def main():
@@ -41,8 +43,9 @@ def main():
     mha = torch.nn.MultiheadAttention(512, 8, batch_first=True).eval()
     for length in (int(v) for v in args.lengths.split(",")):
         x = torch.randn(1, length, 512)
-        times = time_forward(mha, x, args.runs, args.warmup)
+        times, cpu_times = time_forward(mha, x, args.runs, args.warmup)
         print(json.dumps({"L": length, "median_ms": statistics.median(times), "min_ms": min(times),
+                          "cpu_ms": statistics.median(cpu_times),
                           "runs": args.runs, "threads": torch.get_num_threads()}), flush=True)
 
 
