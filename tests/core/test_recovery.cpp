@@ -1,5 +1,8 @@
 // The recovery file (round trip, XDG location, corrupt files) and the autosave policy.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -170,4 +173,56 @@ TEST_CASE("AutosaveTimer: a long run of edits still saves every max_wait; a fail
   failing.reset(7);
   CHECK_FALSE(failing.pending());
   CHECK_FALSE(failing.should_save(7, t0 + 100s));
+}
+
+TEST_CASE("killed in the middle of saving: the previous session file and the recovery file stay whole") {
+  TempDir dir;
+  const std::string session_path = dir / "work.json", recovery = dir / "state/recovery.json";
+  const Session before = *load_preset("default");
+  // About a megabyte of JSON, so that a kill often lands inside a write.
+  const Session edited = with_sizes(*load_preset("default"), 2, 128, 128, 128);
+  const std::string before_text = session_to_json(before), edited_text = session_to_json(edited);
+  REQUIRE_FALSE(save_session_file(session_path, before));
+  REQUIRE_FALSE(write_recovery_file(recovery, before, session_path, std::chrono::system_clock::now()));
+
+  auto is_edited = [&](const Result<std::optional<Recovery>>& r) {
+    return r.ok() && r->has_value() && session_to_json((*r)->session) == edited_text;
+  };
+  // Kills at several moments; the last one only once the edits have reached the
+  // recovery file (readers never see a half-written one meanwhile).
+  for (int kill_after_ms : {3, 11, 29, 57, -1}) {
+    CAPTURE(kill_after_ms);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {  // the "app": saves and autosaves over and over until killed
+      for (;;) {
+        (void)save_session_file(session_path, edited);
+        (void)write_recovery_file(recovery, edited, session_path, std::chrono::system_clock::now());
+      }
+    }
+    if (kill_after_ms >= 0) {
+      ::usleep(static_cast<useconds_t>(kill_after_ms) * 1000);
+    } else {
+      for (int waited_ms = 0; waited_ms < 60000 && !is_edited(read_recovery_file(recovery)); waited_ms += 5)
+        ::usleep(5000);
+    }
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+
+    auto saved = load_session_file(session_path);
+    REQUIRE(saved.ok());
+    const std::string saved_text = session_to_json(*saved);
+    CHECK((saved_text == before_text || saved_text == edited_text));
+    auto restored = read_recovery_file(recovery);
+    REQUIRE(restored.ok());
+    REQUIRE(restored->has_value());
+    const std::string restored_text = session_to_json((*restored)->session);
+    CHECK((restored_text == before_text || restored_text == edited_text));
+    if (kill_after_ms < 0) {
+      CHECK(restored_text == edited_text);  // the crash lost no edit the autosave had written
+      CHECK((*restored)->original_path == session_path);
+    }
+  }
 }
