@@ -1,6 +1,7 @@
 // The session file (docs/session-format.md): JSON <-> Session, and the presets.
 #include "session_io.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -308,11 +309,24 @@ Tensor SessionReader::read_nested(const json& j, const std::string& path) const 
     shape.push_back(static_cast<Index>(cur->size()));
     if (cur->empty()) break;
   }
-  if (shape_product(shape) == 0)
+  // The shape comes from the first entry at each depth, so a small ragged file
+  // can claim any number of entries: bound it before multiplying or reserving.
+  Index count = 1;
+  for (Index d : shape) {
+    if (d == 0) {
+      count = 0;
+      break;
+    }
+    if (count > kMaxElements / d)
+      fail(ErrorCode::TooLarge, path + " has shape " + shape_string(shape) + " (counted from its first entries), more than " +
+                                    std::to_string(kMaxElements) + " numbers.", {{"path", path}});
+    count *= d;
+  }
+  if (count == 0)
     fail(ErrorCode::ShapeMismatch, path + " is empty (shape " + shape_string(shape) + ").", {{"path", path}});
 
   std::vector<float> data;
-  data.reserve(static_cast<size_t>(shape_product(shape)));
+  data.reserve(static_cast<size_t>(std::min<Index>(count, Index(1) << 20)));  // grows if the rows are all there
   std::vector<size_t> idx(shape.size());
   // Iterative walk: `stack[d]` is the array being read at depth d.
   std::vector<const json*> stack(shape.size() + 1);
