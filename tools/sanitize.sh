@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer in ./build-asan
+# (-DATTENTION_LAB_SANITIZE=ON) and runs the whole ctest suite there. Any ASan/UBSan
+# report fails the test it happens in. Leaks that Mesa, LLVM, X11 or fontconfig keep
+# for the life of the process (GUI tests under Xvfb) are suppressed by tools/lsan.supp.
+#   BUILD_DIR   build folder (default build-asan); extra arguments go to ctest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build_dir=${BUILD_DIR:-build-asan}
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTENTION_LAB_SANITIZE=ON \
+  -DATTENTION_LAB_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build_dir" -j2
+
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$root/tools/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+cd "$build_dir"
+ctest --output-on-failure -j2 "$@"
