@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Prints the tables of docs/performance.md from the raw results bench/run.sh
+leaves in a directory: bench/report.py <dir> <lengths, e.g. 128,512,1024,2048>."""
+import json, statistics, sys
+out, lengths = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
+
+def medians(path):
+    """Per benchmark: the median of its repetitions for every field, and min_ms, the best repetition."""
+    runs = {}
+    for r in json.load(open(path))["benchmarks"]:
+        if r.get("run_type") == "iteration":
+            # MeasureProcessCPUTime adds "/process_time" to the names.
+            runs.setdefault(r["run_name"].replace("/process_time", ""), []).append(r)
+    out = {}
+    for name, reps in runs.items():
+        fields = {k: statistics.median(r[k] for r in reps) for k in reps[0] if isinstance(reps[0][k], (int, float))}
+        fields["min_ms"] = min(r["real_time"] for r in reps)
+        out[name] = fields
+    return out
+
+print("Wall-clock medians of the repetitions, in brackets the best repetition; cpu = process CPU time")
+print("of all threads (median), which other load on the machine inflates less.")
+print()
+print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | cpu ratio | flash_ms | flash/torch | linear_ms | full trace: allocate / project / heads / output ms |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+for L in lengths:
+    ours = medians(f"{out}/ours_{L}.json")
+    peer = json.loads(open(f"{out}/torch_{L}.json").read())
+    torch, torch_min, torch_cpu = peer["median_ms"], peer["min_ms"], peer["cpu_ms"]
+    full_cpu = ours[f"FullTrace/L:{L}/real_time"]["cpu_time"]
+    full, full_min = ours[f"FullTrace/L:{L}/real_time"]["real_time"], ours[f"FullTrace/L:{L}/real_time"]["min_ms"]
+    flash, flash_min = ours[f"Flash/L:{L}/real_time"]["real_time"], ours[f"Flash/L:{L}/real_time"]["min_ms"]
+    linear = ours[f"Linear/L:{L}/real_time"]["real_time"]
+    st = ours[f"FullTraceStages/L:{L}/real_time"]
+    stages = " / ".join(f'{st[k + "_ms"]:.1f}' for k in ("allocation", "projection", "heads", "output"))
+    print(f"| {L} | {full:.1f} ({full_min:.1f}) | {torch:.1f} ({torch_min:.1f}) | **{full / torch:.2f}** ({full_min / torch_min:.2f}) "
+          f"| {full_cpu / torch_cpu:.2f} "
+          f"| {flash:.1f} ({flash_min:.1f}) | {flash / torch:.2f} ({flash_min / torch_min:.2f}) | {linear:.1f} | {stages} |")
+
+other = medians(f"{out}/other.json")
+print()
+print("| L=512, one edit | ms | vs full recompute |")
+print("|---|---:|---:|")
+base = other["Incremental/full_recompute/real_time"]["real_time"]
+for name, label in [("full_recompute", "full recompute (no previous trace)"), ("edit_x", "edit X (everything downstream)"),
+                    ("edit_w_v", "edit W_V (V, context, concat, output)"), ("edit_mask", "edit the mask (causal on: masked onwards)"),
+                    ("edit_w_o", "edit W_O (output only)")]:
+    t = other[f"Incremental/{name}/real_time"]["real_time"]
+    print(f"| {label} | {t:.2f} | {t / base:.2f} |")
+print()
+print("| seed 000 usage (B=16, L=100, d=512, h=8, dropout 0.1 training) | ms |")
+print("|---|---:|")
+print(f'| full trace (bench median) | {other["Seed000/full_trace/real_time"]["real_time"]:.2f} |')
+print(f'| FlashAttention output (bench median) | {other["Seed000/flash/real_time"]["real_time"]:.2f} |')
+print()
+print("| `attention-lab trace <preset> --summary` | compute_ms (3 runs) |")
+print("|---|---|")
+runs = {}
+for line in open(f"{out}/presets.txt"):
+    name, ms = line.split()
+    runs.setdefault(name, []).append(float(ms))
+for name, ms in runs.items():
+    print(f"| {name} | {', '.join(f'{v:.2f}' for v in ms)} |")
