@@ -1,0 +1,87 @@
+"""The teaching views in the real app: the explain window on a pinned cell of
+seed 003 shows the score's real terms (computed here by hand), the diff view
+after an edit of V shows scores and weights unchanged (the diverging colormap's
+zero colour) and V changed, and every view opens in English and Chinese
+without missing glyphs."""
+import json
+import math
+import os
+import sys
+
+from gui_test_util import DIVERGING, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
+
+binary, source_dir = sys.argv[1], sys.argv[2]
+out = output_dir("explain")
+failures = Failures()
+
+
+def facts(widgets):
+    return widgets  # facts are top-level keys beside "widgets"
+
+
+# 1. Explain: score row 0, col 0 of seed 003 = q_0·k_0 = 1.0×1.0 + 0.0×0.5 = 1.0.
+for lang in ("en", "zh"):
+    image, widgets = screenshot(binary, "seed-003-example", "scores", out, "explain-score-" + lang,
+                                ["--open", "explain", "--pin", "scores:0:0:0:0", "--lang", lang])
+    f = facts(widgets)
+    failures.check(f.get("explain.sum") == "1.0×1.0 + 0.0×0.5 = 1.0",
+                   f"[{lang}] explained sum is q_0·k_0 = 1.0×1.0 + 0.0×0.5 = 1.0, got {f.get('explain.sum')!r}")
+    failures.check("window.explain" in widgets["widgets"], f"[{lang}] the explain window is on screen")
+    failures.check(f.get("missing_glyphs", "") == "", f"[{lang}] no missing glyphs: {f.get('missing_glyphs')}")
+
+# ÷ √2: the scaled cell is 1/√2 = 0.7071.
+_, widgets = screenshot(binary, "seed-003-example", "scaled", out, "explain-scaled",
+                        ["--open", "explain", "--pin", "scaled:0:0:0:0"])
+failures.check(facts(widgets).get("explain.value") == f"{1 / math.sqrt(2):.4f}",
+               f"scaled value 1/√2 = 0.7071, got {facts(widgets).get('explain.value')!r}")
+
+# Context [1, 0]: Σ_j α_1j v_j[0] with v[:, 0] = [10, 0, 5, 0, 1], checked by an independent softmax.
+Q = [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0], [1.0, 1.0], [0.3, 0.7]]
+K = [[1.0, 0.5], [0.5, 1.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]]
+V0 = [10.0, 0.0, 5.0, 0.0, 1.0]
+scores = [sum(a * b for a, b in zip(Q[1], k)) / math.sqrt(2) for k in K]
+e = [math.exp(s - max(scores)) for s in scores]
+alpha = [x / sum(e) for x in e]
+expected_context = sum(a * v for a, v in zip(alpha, V0))
+_, widgets = screenshot(binary, "seed-003-example", "context", out, "explain-context",
+                        ["--open", "explain", "--pin", "context:0:0:1:0"])
+value = facts(widgets).get("explain.value")
+failures.check(value is not None and abs(float(value) - expected_context) < 1e-3,
+               f"context[1][0] = {expected_context:.4f}, explained {value!r}")
+
+# 2. Diff: the "before" is seed 003, the current session has one value of V changed.
+session = json.load(open(os.path.join(source_dir, "assets/presets/seed-003-example.json")))
+session["v"][1][1] = 2.5
+edited = os.path.join(out, "seed-003-v-edited.json")
+json.dump(session, open(edited, "w"))
+for lang in ("en", "zh"):
+    image, widgets = screenshot(binary, edited, "context", out, "diff-" + lang,
+                                ["--snapshot", "seed-003-example", "--lang", lang])
+    f = facts(widgets)
+    for stage in ("q", "k", "scores", "scaled", "masked", "weights", "dropped"):
+        failures.check(f.get("diff." + "changed." + stage) == "0", f"[{lang}] {stage} unchanged after editing V, got {f.get('diff.changed.' + stage)}")
+    failures.check(f.get("diff.changed.v") == "1", f"[{lang}] one cell of V changed, got {f.get('diff.changed.v')}")
+    failures.check(f.get("diff.changed.context") == "5", f"[{lang}] column 1 of every context row changed, got {f.get('diff.changed.context')}")
+    rect = widgets["widgets"].get("heatmap.diff.v.h0")
+    failures.check(rect is not None, f"[{lang}] the V difference heatmap is shown")
+    if rect:
+        for i in range(5):
+            for j in range(2):
+                got = mean_colour(image, *cell_sample_point(rect, i, j))
+                # after − before: −7.5 at v[1][1] (the low end), 0 elsewhere (the middle: near-white)
+                expected = DIVERGING[0] if (i, j) == (1, 1) else DIVERGING[3]
+                failures.check(close(got, expected, 4), f"[{lang}] diff V[{i}][{j}]: expected {expected}, got {got}")
+
+# 3. Every view opens, in both languages, with every glyph.
+for lang in ("en", "zh"):
+    _, widgets = screenshot(binary, "default", "weights", out, "views-" + lang,
+                            ["--open", "token_lines", "--open", "heads", "--open", "export", "--open", "explain",
+                             "--pin", "weights:0:1:2:3", "--lang", lang])
+    f = facts(widgets)
+    failures.check(f.get("missing_glyphs", "") == "", f"[{lang}] no missing glyphs: {f.get('missing_glyphs')}")
+    failures.check("token_lines.canvas" in widgets["widgets"], f"[{lang}] token lines drawn")
+    diff = f.get("heads.max_difference")
+    failures.check(diff is not None and float(diff) < 1e-5, f"[{lang}] concat·W_O = Σ heads, max |difference| {diff}")
+    failures.check(f.get("explain.kind") not in (None, ""), f"[{lang}] the weight cell is explained")
+
+failures.finish()
