@@ -13,6 +13,7 @@
 #include "matrix_view.hpp"
 #include "session_model.hpp"
 #include "stages.hpp"
+#include "teaching_views.hpp"
 #include "widget_registry.hpp"
 
 namespace al::gui {
@@ -30,6 +31,8 @@ struct Options {
   std::string save_on_exit;      // session JSON written when the app closes
   int frames = 0;                // quit after this many frames (0: run until closed)
   std::string tab;               // editor tab open at start: config, matrices or mask
+  std::string pin;               // --pin stage:batch:head:row:col, the cell pinned at start
+  std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
 };
 
 // A cell of a heatmap on screen: which heatmap (its widget name) and where.
@@ -86,6 +89,8 @@ struct AppState {
   TextureCache textures;
   DerivedCache derived;
   WidgetRegistry widgets;
+
+  TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
 
   bool quit = false;
   long frame = 0;

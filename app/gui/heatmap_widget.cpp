@@ -174,6 +174,20 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       else app.view.pinned = cell_ref;
     }
   }
+  // Rows and columns an explained cell came from (the explain window sets them).
+  for (const HeatmapHighlight& highlight : app.teaching.highlights) {
+    if (highlight.heatmap != spec.name) continue;
+    const ImU32 outline = IM_COL32(0, 230, 255, 255);
+    const float thickness = std::max(2.0f, 0.12f * font);
+    for (Index r : highlight.rows)
+      if (r >= 0 && r < m.rows)
+        draw_list->AddRect(ImVec2(grid_min.x, grid_min.y + r * cell), ImVec2(grid_max.x, grid_min.y + (r + 1) * cell),
+                           outline, 0.0f, 0, thickness);
+    for (Index c : highlight.cols)
+      if (c >= 0 && c < m.cols)
+        draw_list->AddRect(ImVec2(grid_min.x + c * cell, grid_min.y), ImVec2(grid_min.x + (c + 1) * cell, grid_max.y),
+                           outline, 0.0f, 0, thickness);
+  }
   if (app.view.pinned && app.view.pinned->heatmap == spec.name) {
     const CellRef& p = *app.view.pinned;
     if (p.row < m.rows && p.col < m.cols) {

@@ -80,6 +80,13 @@ void draw_main_window(AppState& app) {
 
   draw_status_bar(app);
   ImGui::End();
+
+  apply_teaching_options(app);
+  draw_explain_window(app);
+  draw_token_lines_window(app);
+  draw_heads_window(app);
+  draw_diff_window(app);
+  draw_export_window(app);
 }
 
 }  // namespace al::gui

@@ -67,6 +67,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->tab) ||
           (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
         return "--tab takes config, matrices or mask";
+    } else if (arg == "--snapshot") {
+      if (!value(&options->snapshot)) return "--snapshot needs a preset or session file";
+    } else if (arg == "--pin") {
+      if (!value(&options->pin)) return "--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1";
     } else if (arg == "--widgets-out") {
       if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
     } else if (arg == "--save-on-exit") {

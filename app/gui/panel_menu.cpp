@@ -30,6 +30,7 @@ void handle_shortcuts(AppState& app) {
 void draw_menu_bar(AppState& app) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu((std::string(app.tr("menu.file")) + "###file").c_str())) {
+    draw_export_menu_items(app);
     if (ImGui::MenuItem((std::string(app.tr("menu.quit")) + "###quit").c_str(), "Ctrl+Q")) app.quit = true;
     ImGui::EndMenu();
   }
@@ -44,6 +45,7 @@ void draw_menu_bar(AppState& app) {
     if (ImGui::MenuItem((redo + "###redo").c_str(), "Ctrl+Shift+Z", false, app.model.can_redo())) app.model.redo();
     ImGui::EndMenu();
   }
+  draw_view_menu(app);
   if (ImGui::BeginMenu((std::string(app.tr("menu.language")) + "###language").c_str())) {
     // Each language names itself, so a learner who cannot read the current one finds theirs.
     if (ImGui::MenuItem("English", nullptr, app.i18n.language() == Language::En))
