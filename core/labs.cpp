@@ -179,6 +179,31 @@ std::vector<float> softmax_stable(const std::vector<float>& x) {
 
 float float_exp_limit() { return std::log(FLT_MAX); }
 
+bool softmax_row_broken(const std::vector<float>& weights) {
+  double sum = 0;
+  for (float w : weights) {
+    if (!std::isfinite(w)) return true;
+    sum += w;
+  }
+  return std::abs(sum - 1.0) > 1e-3;
+}
+
+float naive_softmax_break_scale(const std::vector<float>& base) {
+  auto broken = [&](float scale) {
+    std::vector<float> x(base);
+    for (float& v : x) v *= scale;
+    return softmax_row_broken(softmax_naive(x));
+  };
+  if (base.empty() || !broken(FLT_MAX)) return std::numeric_limits<float>::infinity();
+  // Once broken, a larger factor stays broken: bisect between fine and broken.
+  float fine = 0.0f, bad = FLT_MAX;
+  for (int i = 0; i < 200 && std::nextafter(fine, bad) < bad; ++i) {
+    const float mid = fine + 0.5f * (bad - fine);
+    (broken(mid) ? bad : fine) = mid;
+  }
+  return bad;
+}
+
 // ---- Fused QKV ---------------------------------------------------------------
 
 namespace {

@@ -74,6 +74,13 @@ std::vector<float> softmax_naive(const std::vector<float>& x);
 std::vector<float> softmax_stable(const std::vector<float>& x);
 // ln(FLT_MAX): the largest x whose float32 exp is finite.
 float float_exp_limit();
+// Whether a softmax row is wrong: a non-finite weight, or weights that do not
+// sum to 1 (an overflowed sum of finite exps divides them all to 0).
+bool softmax_row_broken(const std::vector<float>& weights);
+// The smallest factor s at which softmax_naive(s · base) breaks: a score's exp
+// overflows (∞/∞ = NaN), the sum overflows (x/∞ = 0), or every exp underflows
+// to 0 (0/0 = NaN); ∞ when no s > 0 breaks it.
+float naive_softmax_break_scale(const std::vector<float>& base);
 
 // ---- Fused QKV ---------------------------------------------------------------
 

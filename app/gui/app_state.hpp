@@ -10,6 +10,7 @@
 #include "fonts.hpp"
 #include "gl_heatmap.hpp"
 #include "i18n.hpp"
+#include "labs_state.hpp"
 #include "matrix_view.hpp"
 #include "session_model.hpp"
 #include "stages.hpp"
@@ -31,6 +32,7 @@ struct Options {
   std::string save_on_exit;      // session JSON written when the app closes
   int frames = 0;                // quit after this many frames (0: run until closed)
   std::string tab;               // editor tab open at start: config, matrices or mask
+  std::vector<std::string> open_windows;  // --open: floating windows open at start (flash, linear, lessons, ...)
   std::string pin;               // --pin stage:batch:head:row:col, the cell pinned at start
   std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
 };
@@ -91,6 +93,7 @@ struct AppState {
   WidgetRegistry widgets;
 
   TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
+  LabsState labs;            // why √d_k, mask fill, softmax stability, fused QKV, quiz (labs_state.hpp)
 
   bool quit = false;
   long frame = 0;

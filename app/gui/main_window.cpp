@@ -81,6 +81,11 @@ void draw_main_window(AppState& app) {
   draw_status_bar(app);
   ImGui::End();
 
+  draw_sqrt_dk_lab(app);
+  draw_mask_fill_lab(app);
+  draw_stability_lab(app);
+  draw_fused_lab(app);
+  draw_quiz(app);
   apply_teaching_options(app);
   draw_explain_window(app);
   draw_token_lines_window(app);

@@ -16,6 +16,9 @@ const char* usage_text() {
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
          "                     [--size WxH] [--lang en|zh] [--head N] [--tab config|matrices|mask]\n"
          "                     [--widgets-out FILE]\n"
+         "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
+         "                  explain, token_lines, heads, diff, export,\n"
+         "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz\n"
          "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
          "        w_o, output\n";
 }
@@ -27,6 +30,33 @@ bool parse_int(const std::string& text, int* out) {
   if (text.empty() || *end != '\0') return false;
   *out = static_cast<int>(value);
   return true;
+}
+
+// Floating windows --open knows, one per line.
+const char* const kWindowNames[] = {
+    "flash",
+    "linear",
+    "lessons",
+    "explain",
+    "token_lines",
+    "heads",
+    "diff",
+    "export",
+    "sqrt_dk",
+    "mask_fill",
+    "softmax_stability",
+    "fused_qkv",
+    "quiz",
+};
+bool known_window(const std::string& name) {
+  for (const char* known : kWindowNames)
+    if (name == known) return true;
+  return false;
+}
+std::string known_window_names() {
+  std::string names;
+  for (const char* known : kWindowNames) names += (names.empty() ? "" : ", ") + std::string(known);
+  return names;
 }
 }  // namespace
 
@@ -67,6 +97,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->tab) ||
           (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
         return "--tab takes config, matrices or mask";
+    } else if (arg == "--open") {
+      if (!value(&text) || !known_window(text))
+        return "--open takes a window name: " + std::string(known_window_names());
+      options->open_windows.push_back(text);
     } else if (arg == "--snapshot") {
       if (!value(&options->snapshot)) return "--snapshot needs a preset or session file";
     } else if (arg == "--pin") {

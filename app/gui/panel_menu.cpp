@@ -45,6 +45,15 @@ void draw_menu_bar(AppState& app) {
     if (ImGui::MenuItem((redo + "###redo").c_str(), "Ctrl+Shift+Z", false, app.model.can_redo())) app.model.redo();
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu((std::string(app.tr("menu.labs")) + "###labs").c_str())) {
+    ImGui::MenuItem((std::string(app.tr("labs.sqrt_dk.title")) + "###labs_sqrt_dk").c_str(), nullptr, &app.labs.sqrt_dk.open);
+    ImGui::MenuItem((std::string(app.tr("labs.mask_fill.title")) + "###labs_mask_fill").c_str(), nullptr, &app.labs.mask_fill.open);
+    ImGui::MenuItem((std::string(app.tr("labs.stability.title")) + "###labs_stability").c_str(), nullptr, &app.labs.stability.open);
+    ImGui::MenuItem((std::string(app.tr("labs.fused.title")) + "###labs_fused").c_str(), nullptr, &app.labs.fused.open);
+    ImGui::MenuItem((std::string(app.tr("labs.quiz.title")) + "###labs_quiz").c_str(), nullptr, &app.labs.quiz.open);
+    ImGui::EndMenu();
+  }
+  app.widgets.add_last_item("menu.labs");
   draw_view_menu(app);
   if (ImGui::BeginMenu((std::string(app.tr("menu.language")) + "###language").c_str())) {
     // Each language names itself, so a learner who cannot read the current one finds theirs.

@@ -133,6 +133,19 @@ TEST_CASE("softmax stability: naive float32 softmax overflows, stable one does n
   const auto one_big = al::softmax_naive({89.0f, 1.0f});
   CHECK(std::isnan(one_big[0]));
   CHECK(one_big[1] == 0.0f);
+  // Scores [2, 1]: exp overflows when 2·s > ln(FLT_MAX), at s ≈ 44.36.
+  CHECK(al::naive_softmax_break_scale({2.0f, 1.0f}) == doctest::Approx(88.7228 / 2).epsilon(1e-4));
+  // Two equal scores: the sum overflows first, at s·x > ln(FLT_MAX / 2), and
+  // each finite exp divided by ∞ gives weights 0, 0.
+  CHECK(al::naive_softmax_break_scale({1.0f, 1.0f}) == doctest::Approx(std::log(3.4028235e38 / 2)).epsilon(1e-4));
+  const auto zeros = al::softmax_naive({88.5f, 88.5f});
+  CHECK(zeros[0] == 0.0f);
+  CHECK(al::softmax_row_broken(zeros));
+  CHECK_FALSE(al::softmax_row_broken(al::softmax_stable({88.5f, 88.5f})));
+  // All scores negative: every exp underflows to 0 once it is below half the
+  // smallest subnormal 2⁻¹⁴⁹, i.e. x < −150·ln 2 ≈ −103.97, and 0/0 is NaN.
+  CHECK(al::naive_softmax_break_scale({-1.0f, -2.0f}) == doctest::Approx(150 * std::log(2.0)).epsilon(1e-4));
+  CHECK(std::isinf(al::naive_softmax_break_scale({0.0f, 0.0f})));
 }
 
 TEST_CASE("fused QKV: X·[W_Q|W_K|W_V] split equals the three projections (naive loops)") {

@@ -1,0 +1,102 @@
+// Fused QKV (seed 004 V1 → V2 → V3): W_Q, W_K, W_V side by side, their
+// concatenation W_qkv (d, 3d), one product X·W_qkv split into Q | K | V, and the
+// check that it equals the three separate products. A button switches the
+// session itself between fused and separate weights.
+#include <algorithm>
+
+#include "heatmap_widget.hpp"
+#include "panels.hpp"
+
+namespace al::gui {
+
+namespace {
+
+void compute_if_changed(AppState& app, FusedLabState& lab) {
+  if (lab.revision == app.model.revision()) return;
+  lab.revision = app.model.revision();
+  lab.comparison.reset();
+  lab.error.clear();
+  auto result = compare_fused_qkv(app.model.session(), app.view.batch);
+  if (!result) {
+    lab.error = result.error().code == ErrorCode::InvalidConfig ? app.tr("labs.fused.needs_self")
+                                                                : app.i18n.error_message(result.error());
+    return;
+  }
+  lab.comparison = std::make_shared<const FusedQkvComparison>(std::move(*result));
+}
+
+// Heatmaps of `tensors` side by side, `weights[i]` of the width each gets.
+void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<const Tensor*>& tensors,
+                 const std::vector<std::string>& titles, const std::vector<float>& weights,
+                 const std::vector<std::string>* row_labels, float max_height) {
+  const float font = ImGui::GetFontSize();
+  const float spacing = 1.0f * font;
+  float total = 0;
+  for (float w : weights) total += w;
+  const float available = ImGui::GetContentRegionAvail().x - spacing * static_cast<float>(tensors.size() - 1);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (i > 0) ImGui::SameLine(0.0f, spacing);
+    HeatmapSpec spec;
+    spec.name = "labs.fused." + titles[i];
+    spec.title = titles[i];
+    spec.values = lab_view(lab.comparison, *tensors[i],
+                           "labs.fused/" + std::to_string(lab.revision) + "/" + titles[i]);
+    float extent = 0;
+    for (float v : tensors[i]->data) extent = std::max(extent, std::abs(v));
+    spec.style = {Colormap::Diverging, -std::max(extent, 1e-6f), std::max(extent, 1e-6f)};
+    spec.row_labels = row_labels;
+    spec.width = available * weights[i] / total;
+    spec.max_height = max_height;
+    spec.pin_on_click = false;
+    heatmap_widget(app, spec);
+  }
+}
+
+void draw_body(AppState& app, FusedLabState& lab) {
+  const float font = ImGui::GetFontSize();
+  ImGui::TextWrapped("%s", app.tr("labs.fused.intro"));
+  const Session& session = app.model.session();
+  const bool fused = session.weights.fused();
+  ImGui::Text("%s", app.tr(fused ? "labs.fused.session_fused" : "labs.fused.session_separate"));
+  ImGui::SameLine();
+  const bool can_switch = session.config.mode == InputMode::Projection;
+  ImGui::BeginDisabled(!can_switch);
+  if (ImGui::Button((std::string(app.tr(fused ? "labs.fused.split" : "labs.fused.fuse")) + "###fused_toggle").c_str()))
+    app.edit(with_fused(session, !fused), app.tr(fused ? "labs.fused.split" : "labs.fused.fuse"), "labs.fused.toggle");
+  ImGui::EndDisabled();
+  app.widgets.add_last_item("labs.fused.toggle");
+  show_error_if_from(app, "labs.fused.toggle");
+  compute_if_changed(app, lab);
+  if (!lab.error.empty()) {
+    ImGui::TextColored(kBadText, "%s", lab.error.c_str());
+    return;
+  }
+  const FusedQkvComparison& c = *lab.comparison;
+  const float height = 10.0f * font;
+  ImGui::TextDisabled("%s", app.tr("labs.fused.v1"));
+  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, 1, 1}, nullptr, height);
+  ImGui::TextDisabled("%s", app.tr("labs.fused.v2"));
+  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 3}, &session.tokens, height);
+  ImGui::TextDisabled("%s", app.tr("labs.fused.split_text"));
+  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, 1, 1}, &session.tokens, height);
+  const float worst = std::max({c.max_diff_q, c.max_diff_k, c.max_diff_v});
+  ImGui::TextColored(worst < 1e-5f ? kGoodText : kBadText, "%s",
+                     app.i18n.format("labs.fused.check", {{"q", lab_number(c.max_diff_q)},
+                                                          {"k", lab_number(c.max_diff_k)},
+                                                          {"v", lab_number(c.max_diff_v)}}).c_str());
+  app.widgets.set_fact("labs.fused.max_diff", lab_number(worst));
+  ImGui::TextWrapped("%s", app.tr("labs.fused.seed_bug"));
+}
+
+}  // namespace
+
+void draw_fused_lab(AppState& app) {
+  FusedLabState& lab = app.labs.fused;
+  bool visible = false;
+  if (!begin_lab_window(app, "fused_qkv", "labs.fused.title", &lab.open, ImVec2(56.0f, 48.0f), &visible))
+    return;
+  if (visible) draw_body(app, lab);
+  ImGui::End();
+}
+
+}  // namespace al::gui

@@ -1,0 +1,150 @@
+// Quiz: one cell of the current trace is asked about (the learner types its
+// value) or a query's favourite key (the learner picks it). While a question
+// is open, the main view steps back to the stage before it, so the answer is
+// not on screen; answering reveals it. The score stays for the session.
+#include <algorithm>
+#include <cstdlib>
+
+#include "panels.hpp"
+
+namespace al::gui {
+
+namespace {
+
+const char* stage_symbol(Stage stage) {
+  switch (stage) {
+    case Stage::Scores: return "S = QKᵀ";
+    case Stage::Scaled: return "S′ = S·scale";
+    case Stage::Weights: return "α = softmax(S′)";
+    case Stage::Context: return "α·V";
+    case Stage::Output: return "Output";
+    default: return stage_name(stage);
+  }
+}
+
+Step step_of(Stage stage) { return step_from_name(stage_name(stage)).value_or(Step::X); }
+
+void new_question(AppState& app, QuizState& quiz, const Trace& trace) {
+  quiz.question = make_quiz_question(trace, quiz.next_seed++);
+  quiz.revision = app.model.revision();
+  quiz.answered = false;
+  quiz.correct = false;
+  quiz.typed[0] = '\0';
+  // Hide the answer: show the step before the asked one.
+  if (quiz.question) app.view.step = static_cast<Step>(std::max(0, static_cast<int>(step_of(quiz.question->stage)) - 1));
+}
+
+void record_answer(AppState& app, QuizState& quiz, bool correct) {
+  quiz.answered = true;
+  quiz.correct = correct;
+  ++quiz.asked_count;
+  if (correct) ++quiz.correct_count;
+  app.view.step = step_of(quiz.question->stage);  // reveal
+}
+
+std::string question_text(AppState& app, const QuizQuestion& q, const Session& session) {
+  const bool cross = session.config.attention == AttentionKind::Cross;
+  const std::vector<std::string>& keys = cross ? session.tokens_kv : session.tokens;
+  auto token = [](const std::vector<std::string>& tokens, Index i) {
+    return i < static_cast<Index>(tokens.size()) ? "'" + tokens[size_t(i)] + "'" : "#" + std::to_string(i);
+  };
+  const bool key_by_key = q.stage == Stage::Scores || q.stage == Stage::Scaled || q.stage == Stage::Weights;
+  Params params = {{"stage", stage_symbol(q.stage)},  {"row", std::to_string(q.row)},
+                   {"col", std::to_string(q.col)},    {"head", std::to_string(q.head)},
+                   {"batch", std::to_string(q.batch)}, {"query", token(session.tokens, q.row)},
+                   {"key", key_by_key ? token(keys, q.col) : std::to_string(q.col)}};
+  if (q.kind == QuizKind::Argmax) return app.i18n.format("labs.quiz.ask_argmax", params);
+  const bool per_head = q.stage != Stage::Concat && q.stage != Stage::Output;
+  return app.i18n.format(per_head ? (key_by_key ? "labs.quiz.ask_weight_like" : "labs.quiz.ask_context")
+                                  : "labs.quiz.ask_output",
+                         params);
+}
+
+void answer_controls(AppState& app, QuizState& quiz, const Session& session) {
+  const QuizQuestion& q = *quiz.question;
+  const float font = ImGui::GetFontSize();
+  if (q.kind == QuizKind::Value) {
+    ImGui::SetNextItemWidth(10.0f * font);
+    const bool entered = ImGui::InputText((std::string(app.tr("labs.quiz.your_answer")) + "###quiz_answer").c_str(),
+                                          quiz.typed, sizeof quiz.typed,
+                                          ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_EnterReturnsTrue);
+    app.widgets.add_last_item("labs.quiz.answer");
+    ImGui::SameLine();
+    const bool pressed = ImGui::Button((std::string(app.tr("labs.quiz.check")) + "###quiz_check").c_str());
+    app.widgets.add_last_item("labs.quiz.check");
+    if ((entered || pressed) && quiz.typed[0] != '\0') {
+      char* end = nullptr;
+      const double typed = std::strtod(quiz.typed, &end);
+      if (end != quiz.typed) record_answer(app, quiz, check_quiz_value(q, typed));
+    }
+    return;
+  }
+  const bool cross = session.config.attention == AttentionKind::Cross;
+  const std::vector<std::string>& keys = cross ? session.tokens_kv : session.tokens;
+  const Index count = session.len_kv();
+  for (Index j = 0; j < count; ++j) {
+    if (j > 0) ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < 3.0f * font) ImGui::NewLine();
+    ImGui::PushID(static_cast<int>(j));
+    const std::string label = j < static_cast<Index>(keys.size()) ? keys[size_t(j)] : std::to_string(j);
+    if (ImGui::Button(label.c_str())) record_answer(app, quiz, check_quiz_key(q, j));
+    app.widgets.add_last_item("labs.quiz.key" + std::to_string(j));
+    ImGui::PopID();
+  }
+}
+
+void draw_body(AppState& app, QuizState& quiz) {
+  ImGui::TextWrapped("%s", app.tr("labs.quiz.intro"));
+  auto trace = app.model.trace();
+  if (!trace || app.model.error()) {
+    ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));
+    return;
+  }
+  // A question is about one trace: an edit asks a new one.
+  if (!quiz.question || quiz.revision != app.model.revision()) new_question(app, quiz, *trace);
+  ImGui::Text("%s", app.i18n.format("labs.quiz.score", {{"correct", std::to_string(quiz.correct_count)},
+                                                        {"asked", std::to_string(quiz.asked_count)}}).c_str());
+  app.widgets.add_last_item("labs.quiz.score");
+  app.widgets.set_fact("quiz.score", std::to_string(quiz.correct_count) + "/" + std::to_string(quiz.asked_count));
+  if (!quiz.question) {
+    ImGui::TextWrapped("%s", app.tr("labs.quiz.no_question"));
+    return;
+  }
+  const QuizQuestion& q = *quiz.question;
+  const Session& session = app.model.session();
+  // Where the question points, for tests that answer it from `attention-lab trace`.
+  app.widgets.set_fact("quiz.question", std::string(q.kind == QuizKind::Argmax ? "argmax" : "value") + ":" +
+                                            stage_name(q.stage) + ":" + std::to_string(q.batch) + ":" +
+                                            std::to_string(q.head) + ":" + std::to_string(q.row) + ":" +
+                                            std::to_string(q.col));
+  ImGui::Separator();
+  ImGui::TextWrapped("%s", question_text(app, q, session).c_str());
+  if (!quiz.answered) {
+    answer_controls(app, quiz, session);
+  } else {
+    const bool cross = session.config.attention == AttentionKind::Cross;
+    const std::vector<std::string>& keys = cross ? session.tokens_kv : session.tokens;
+    const std::string right = q.kind == QuizKind::Argmax
+        ? (q.answer_key < static_cast<Index>(keys.size()) ? keys[size_t(q.answer_key)] : std::to_string(q.answer_key)) +
+              "  (α = " + lab_number(q.answer) + ")"
+        : lab_number(q.answer);
+    ImGui::TextColored(quiz.correct ? kGoodText : kBadText, "%s",
+                       app.i18n.format(quiz.correct ? "labs.quiz.right" : "labs.quiz.wrong", {{"answer", right}}).c_str());
+  }
+  ImGui::Spacing();
+  if (ImGui::Button((std::string(app.tr("labs.quiz.next")) + "###quiz_next").c_str())) new_question(app, quiz, *trace);
+  app.widgets.add_last_item("labs.quiz.next");
+  ImGui::TextDisabled("%s", app.tr("labs.quiz.tolerance"));
+}
+
+}  // namespace
+
+void draw_quiz(AppState& app) {
+  QuizState& quiz = app.labs.quiz;
+  bool visible = false;
+  if (!begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 14.0f), &visible, true)) return;
+  if (visible) draw_body(app, quiz);
+  ImGui::End();
+}
+
+}  // namespace al::gui
