@@ -8,7 +8,8 @@ stability, fused QKV, quiz), in English and Chinese:
 - softmax stability: at ×1 the naive softmax is fine;
 - quiz (xdotool): the question the app asks is answered from `attention-lab
   trace --json` (an independent run), by typing the value + Enter or clicking
-  the key; the score becomes 1/1; a wrong typed answer makes it 1/2."""
+  the key; the score becomes 1/1; a wrong typed answer makes it 1/2; typing ×1000
+  into the stability lab's slider breaks the naive softmax."""
 import json
 import os
 import subprocess
@@ -144,7 +145,8 @@ def answer(window, state, wrong=False):
 
 
 app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000", "--open", "quiz",
-                        "--widgets-out", widgets_path])
+                        "--open", "softmax_stability", "--widgets-out", widgets_path,
+                        "--out", os.path.join(out, "interactive-last-frame.png")])
 try:
     state = wait_for(lambda s: "labs.quiz.next" in s["widgets"] and "quiz.question" in s, "the quiz", 30)
     window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
@@ -158,6 +160,20 @@ try:
     print("question:", state["quiz.question"])
     answer(window, state, wrong=True)
     state = wait_for(lambda s: s.get("quiz.score") == "1/2", "a wrong answer scores 1/2")
+
+    # Softmax stability: Ctrl+click the scale slider and type ×1000: the naive softmax breaks.
+    failures.check(state.get("labs.stability.naive_broken") == "no", "at ×1 the naive softmax is fine")
+    run_xdotool("mousemove", "--window", window, *centre(state, "labs.stability.scale"))
+    time.sleep(0.15)
+    run_xdotool("keydown", "ctrl")
+    time.sleep(0.1)
+    run_xdotool("click", 1)
+    time.sleep(0.2)
+    run_xdotool("keyup", "ctrl")
+    time.sleep(0.2)
+    run_xdotool("type", "--delay", 60, "1000")
+    press("Return")
+    wait_for(lambda s: s.get("labs.stability.naive_broken") == "yes", "×1000 breaks the naive softmax")
     app.terminate()  # SIGTERM closes the app normally
     app.wait(timeout=20)
 finally:
