@@ -16,7 +16,7 @@ void draw_diff_window(AppState& app) {
   // Each view has its own first place, so several open at once don't cover each other.
   const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
   ImGui::SetNextWindowPos(ImVec2(work.x + 30.0f * font, work.y + 3.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(34.0f * font, 30.0f * font), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(34.0f * font, 40.0f * font), ImGuiCond_FirstUseEver);
   const std::string title = std::string(app.tr("teach.diff.title")) + "###diff_window";
   if (!ImGui::Begin(title.c_str(), &t.diff_open)) {
     ImGui::End();

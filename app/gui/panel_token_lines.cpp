@@ -17,7 +17,7 @@ void draw_token_lines_window(AppState& app) {
   const float font = ImGui::GetFontSize();
   // Each view has its own first place, so several open at once don't cover each other.
   const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
-  ImGui::SetNextWindowPos(ImVec2(work.x + 2.0f * font, work.y + 18.0f * font), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowPos(ImVec2(work.x + 2.0f * font, work.y + 24.0f * font), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(ImVec2(26.0f * font, 28.0f * font), ImGuiCond_FirstUseEver);
   const std::string title = std::string(app.tr("teach.lines.title")) + "###token_lines_window";
   if (!ImGui::Begin(title.c_str(), &app.teaching.token_lines_open)) {
