@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 namespace al {
 namespace {
@@ -428,6 +431,10 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     ::unlink(temp.c_str());
     return failure("closing the file failed", err);
   }
+  // A test kills the app while it waits here, between the complete temporary
+  // file and the rename, to check that the previous file stays intact.
+  if (const char* pause_path = std::getenv("ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME"); pause_path && path == pause_path)
+    std::this_thread::sleep_for(std::chrono::seconds(60));
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());

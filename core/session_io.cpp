@@ -124,8 +124,9 @@ void append_nested(std::string& out, const Tensor& t, size_t axis, Index offset,
 // ---------------------------------------------------------------------------
 class SessionReader {
  public:
-  SessionReader(std::string name, std::string base_dir)
-      : name_(std::move(name)), base_dir_(std::move(base_dir)) {}
+  // check_fit: refuse a session whose sizes do not fit together (validate()).
+  SessionReader(std::string name, std::string base_dir, bool check_fit = true)
+      : name_(std::move(name)), base_dir_(std::move(base_dir)), check_fit_(check_fit) {}
 
   Session read(const json& root);
 
@@ -163,6 +164,7 @@ class SessionReader {
 
   std::string name_;
   std::string base_dir_;
+  bool check_fit_ = true;
 };
 
 void SessionReader::check_keys(const json& obj, const std::string& path,
@@ -620,7 +622,8 @@ Session SessionReader::read(const json& root) {
 
   // Everything about sizes fitting together (d_model, heads, masks) is the
   // compute's validation; a file that would not compute is refused here.
-  if (auto invalid = validate(s)) fail(invalid->code, invalid->message, invalid->params);
+  if (check_fit_)
+    if (auto invalid = validate(s)) fail(invalid->code, invalid->message, invalid->params);
   return s;
 }
 
@@ -670,6 +673,25 @@ Result<Session> parse_session_json(const std::string& text, const std::string& b
     return f.error;
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::TooLarge, name + ": not enough memory to load this session.", {{"file", name}});
+  }
+}
+
+Result<LoadedSession> load_session_file_for_editing(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  const fs::path folder = fs::path(path).parent_path();
+  try {
+    const json root = parse_json_checked(*text, path);
+    LoadedSession loaded{SessionReader(path, folder.empty() ? "." : folder.string(), false).read(root), {}};
+    if (auto unfit = validate(loaded.session)) {
+      loaded.unfit = std::move(unfit);
+      loaded.unfit->message = path + ": " + loaded.unfit->message;
+    }
+    return loaded;
+  } catch (const LoadFailure& f) {
+    return f.error;
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::TooLarge, path + ": not enough memory to load this session.", {{"file", path}});
   }
 }
 

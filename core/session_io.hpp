@@ -14,6 +14,15 @@ namespace al {
 Result<Session> parse_session_json(const std::string& text, const std::string& base_dir,
                                    const std::string& name_for_errors = "session");
 Result<Session> load_session_file(const std::string& path);
+// For the app: a file whose sizes do not fit together (heads not dividing
+// d_model, a mask of the wrong shape: what validate() checks) still loads, with
+// that error in `unfit`, so the learner can fix it in the editor. Anything
+// else wrong with the file is an error as for load_session_file.
+struct LoadedSession {
+  Session session;
+  std::optional<Error> unfit;
+};
+Result<LoadedSession> load_session_file_for_editing(const std::string& path);
 
 // Weights are written in math layout, matrices as nested arrays (non-finite
 // values as "NaN", "Infinity", "-Infinity").

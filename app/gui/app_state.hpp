@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "documents.hpp"
 #include "edits.hpp"
 #include "fonts.hpp"
 #include "gl_heatmap.hpp"
@@ -79,6 +80,7 @@ struct AppState {
 
   Options options;
   std::string document;      // what was opened, for the title
+  DocumentState files;       // its file, dialogs, recovery, settings (documents.hpp)
   SessionModel model;
   ViewState view;
   I18n i18n;

@@ -38,6 +38,7 @@ void on_glfw_error(int, const char* description) { g_glfw_error = description; }
 // before ImGui's backend, which chains to them.
 struct InputFlag {
   bool seen = true;
+  std::vector<std::string> dropped_paths;  // files dropped onto the window
 };
 InputFlag* input_flag(GLFWwindow* window) {
   return static_cast<InputFlag*>(glfwGetWindowUserPointer(window));
@@ -52,6 +53,10 @@ void install_input_callbacks(GLFWwindow* window) {
   glfwSetWindowFocusCallback(window, [](GLFWwindow* w, int) { input_flag(w)->seen = true; });
   glfwSetFramebufferSizeCallback(window, [](GLFWwindow* w, int, int) { input_flag(w)->seen = true; });
   glfwSetWindowRefreshCallback(window, [](GLFWwindow* w) { input_flag(w)->seen = true; });
+  glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+    input_flag(w)->seen = true;
+    for (int i = 0; i < count; ++i) input_flag(w)->dropped_paths.emplace_back(paths[i]);
+  });
 }
 
 std::string join_code_points(const std::vector<unsigned>& points) {
@@ -77,7 +82,8 @@ void record_frame_facts(AppState& app, int fb_width, int fb_height) {
 }
 
 std::string window_title(const AppState& app) {
-  return std::string("Attention Lab — ") + app.document + (app.model.modified() ? " *" : "");
+  // The marker in front, where a shortened title still shows it.
+  return std::string(app.model.modified() ? "• " : "") + app.document + " — Attention Lab";
 }
 
 // Builds and renders one frame; returns false if the screenshot failed.
@@ -156,6 +162,7 @@ int run(AppState& app) {
   InputFlag input;
   glfwSetWindowUserPointer(window, &input);
   install_input_callbacks(window);
+  place_window(app, window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(options.screenshot ? 0 : 1);
 
@@ -190,8 +197,15 @@ int run(AppState& app) {
 
   {
     std::string error;
-    auto vertex = read_asset("shaders/heatmap.vert");
-    auto fragment = read_asset("shaders/heatmap.frag");
+    bool vertex_embedded = false, fragment_embedded = false;
+    auto vertex = read_asset("shaders/heatmap.vert", &vertex_embedded);
+    auto fragment = read_asset("shaders/heatmap.frag", &fragment_embedded);
+    for (auto [name, embedded] : {std::pair{"shaders/heatmap.vert", vertex_embedded},
+                                  std::pair{"shaders/heatmap.frag", fragment_embedded}}) {
+      if (!embedded) continue;
+      app.notices.push_back(app.i18n.format("files.asset_fallback", {{"name", name}, {"folder", asset_root()}}));
+      std::fprintf(stderr, "attention-lab: %s\n", app.notices.back().c_str());
+    }
     if (!vertex || !fragment) error = "shaders/heatmap.vert or .frag not found";
     else app.heatmaps.init(*vertex, *fragment, &error);
     if (!error.empty()) {
@@ -218,6 +232,14 @@ int run(AppState& app) {
       if (app.view.playing) timeout = std::clamp(app.view.next_play_time - glfwGetTime(), 0.0, 0.5);
       glfwWaitEventsTimeout(timeout);
     }
+    if (glfwWindowShouldClose(window)) {  // the close button: ask first about unsaved changes
+      glfwSetWindowShouldClose(window, GLFW_FALSE);
+      request_quit(app);
+      input.seen = true;
+    }
+    app.files.dropped.insert(app.files.dropped.end(), input.dropped_paths.begin(), input.dropped_paths.end());
+    input.dropped_paths.clear();
+    tick_autosave(app);
     if (app.model.poll()) frames_to_draw = std::max(frames_to_draw, 2);
     if (input.seen) {
       // ImGui settles hover and active states over the next frames.
@@ -260,6 +282,8 @@ int run(AppState& app) {
     }
   }
 
+  finish_documents(app, window, g_quit_signal != 0);
+
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   // GL objects must go while the context exists.
@@ -280,14 +304,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string source = options.source.empty() ? default_preset_name() : options.source;
-  auto session = load_session_or_preset(source);
-  if (!session) {
-    std::fprintf(stderr, "attention-lab: %s\n", session.error().message.c_str());
-    return 1;
-  }
-  auto app = std::make_unique<AppState>(std::move(*session));
+  // A file that cannot be opened still opens the window, with the reason shown.
+  StartDocument start = load_start_document(source);
+  if (start.problem) std::fprintf(stderr, "attention-lab: %s\n", start.problem->message.c_str());
+  if (start.problem && start.path.empty() && options.screenshot) return 1;  // a picture of the wrong session helps no one
+  auto app = std::make_unique<AppState>(std::move(start.session));
   app->options = options;
-  app->document = source;
   std::vector<std::string> warnings;
   app->i18n.load(&warnings);
   for (const auto& warning : warnings) {
@@ -295,6 +317,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attention-lab: %s\n", warning.c_str());
   }
   app->i18n.set_language(options.language.value_or(language_from_environment()));
+  init_documents(*app, start);  // settings (language), recovery offer
   if (!options.stage.empty()) app->view.step = *step_from_name(options.stage);
   app->view.only_head = options.head;
   app->widgets.set_output(options.widgets_out);

@@ -23,6 +23,7 @@ void draw_main_window(AppState& app) {
   ImGui::PopStyleVar();
   draw_menu_bar(app);
   handle_shortcuts(app);
+  handle_file_shortcuts(app);
 
   const float font = ImGui::GetFontSize();
   const float status_height = ImGui::GetFrameHeightWithSpacing() + 0.2f * font;
@@ -80,6 +81,7 @@ void draw_main_window(AppState& app) {
 
   draw_status_bar(app);
   ImGui::End();
+  draw_file_windows(app);  // modal dialogs, above everything
 
   draw_sqrt_dk_lab(app);
   draw_mask_fill_lab(app);

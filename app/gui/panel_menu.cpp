@@ -19,7 +19,7 @@ void handle_shortcuts(AppState& app) {
     }
     if (key_pressed(ImGuiKey_Y)) app.model.redo();
     // Q is not among ImGui 1.86's named keys; GLFW's key code for it is 'Q'.
-    if (ImGui::IsKeyPressed('Q', false)) app.quit = true;
+    if (ImGui::IsKeyPressed('Q', false)) request_quit(app);
     return;
   }
   if (ImGui::IsAnyItemActive()) return;
@@ -30,10 +30,12 @@ void handle_shortcuts(AppState& app) {
 void draw_menu_bar(AppState& app) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu((std::string(app.tr("menu.file")) + "###file").c_str())) {
+    draw_file_menu_items(app);
     draw_export_menu_items(app);
-    if (ImGui::MenuItem((std::string(app.tr("menu.quit")) + "###quit").c_str(), "Ctrl+Q")) app.quit = true;
+    if (ImGui::MenuItem((std::string(app.tr("menu.quit")) + "###quit").c_str(), "Ctrl+Q")) request_quit(app);
     ImGui::EndMenu();
   }
+  app.widgets.add_last_item("menu.file");
   if (ImGui::BeginMenu((std::string(app.tr("menu.edit")) + "###edit").c_str())) {
     const std::string undo = app.model.can_undo()
         ? app.i18n.format("menu.undo_label", {{"what", app.model.undo_label()}})

@@ -1,0 +1,93 @@
+"""A crash in the middle of a save loses nothing.
+Run 1: open a session file, type a value into a cell, wait for the autosave
+(the recovery file appears), press Ctrl+S with the atomic writer paused between
+the complete temporary file and the rename (ATTENTION_LAB_TEST_SAVE_PAUSE_MS),
+and SIGKILL the app while it waits there.
+Expected: the session file is byte for byte the one before the save.
+Run 2, same XDG folders: the app offers the recovery; Restore brings the edit
+back (marked unsaved, from the same file); the session written on exit holds
+the edit; a clean exit removes the recovery file."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from files_test_util import App, hold_keys, recovery_path, user_dirs, x_matrix
+from gui_test_util import Failures
+
+binary = sys.argv[1]
+failures = Failures()
+root, env = user_dirs("files-crash")
+work = os.path.join(root, "work")
+os.makedirs(work)
+session_path = os.path.join(work, "crash.json")
+subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", session_path],
+               check=True, timeout=60, capture_output=True, env=env)
+before = open(session_path, "rb").read()
+original_x = x_matrix(session_path)
+
+paused_env = dict(env, ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME=session_path)
+app = App(binary, [session_path], paused_env, root, "run1", failures)
+try:
+    app.find_window()
+    app.open_matrices_tab()
+    app.type_into_cell("editor.cell.0.0", "7.5")
+    # The autosave writes the recovery file a few seconds after the edit.
+    deadline = time.time() + 20
+    while time.time() < deadline and not os.path.exists(recovery_path(env)):
+        time.sleep(0.1)
+    failures.check(os.path.exists(recovery_path(env)), "the autosave writes the recovery file after an edit")
+    recovery = json.load(open(recovery_path(env)))
+    failures.check(recovery.get("original_path") == session_path, "the recovery file names the session's file")
+
+    # Ctrl+S, and a kill while the new version sits complete in its temporary file.
+    app.away()
+    hold_keys("ctrl", "s")
+    deadline = time.time() + 20
+    temporary = []
+    while time.time() < deadline and not temporary:
+        temporary = glob.glob(os.path.join(work, ".crash.json.tmp-*"))
+        time.sleep(0.05)
+    failures.check(temporary, "the save writes a temporary file next to the session")
+    if temporary:
+        failures.check(b"7.5" in open(temporary[0], "rb").read(), "the temporary file holds the new version")
+    os.kill(app.process.pid, signal.SIGKILL)
+    app.process.wait(timeout=10)
+    failures.check(app.process.returncode == -signal.SIGKILL, f"killed: {app.process.returncode}")
+finally:
+    app.kill()
+
+failures.check(open(session_path, "rb").read() == before, "the session file is exactly the one before the save")
+json.load(open(session_path))  # and it parses
+failures.check(os.path.exists(recovery_path(env)), "the recovery file survives the crash")
+
+# Run 2: the recovery prompt.
+saved_on_exit = os.path.join(root, "on-exit.json")
+app = App(binary, [session_path, "--save-on-exit", saved_on_exit], env, root, "run2", failures)
+try:
+    state = app.wait_for(lambda s: "files.recovery.restore" in s["widgets"], "the start offers to restore", 30)
+    app.find_window()
+    state = app.settled()
+    failures.check(state.get("modified") == "no", "nothing restored before the answer")
+    app.click(state, "files.recovery.restore")
+    state = app.wait_for(lambda s: s.get("modified") == "yes" and "files.recovery" not in s["widgets"],
+                         "Restore brings the edits back as unsaved changes")
+    failures.check(state.get("document") == session_path, "restored into the file it came from")
+    time.sleep(0.3)
+    failures.check(app.title() == "• crash.json — Attention Lab", f"marked unsaved: {app.title()!r}")
+    app.away()
+    hold_keys("ctrl", "q")
+    failures.check(app.wait_exit() == 0, f"quits cleanly ({app.process.returncode})")
+finally:
+    app.kill()
+
+restored_x = x_matrix(saved_on_exit)
+failures.check(abs(restored_x[0][0] - 7.5) < 1e-6, f"the restored session has the typed 7.5: {restored_x[0][0]}")
+failures.check(restored_x[0][1:] == original_x[0][1:] and restored_x[1:] == original_x[1:],
+               "the rest of X is the file's")
+failures.check(open(session_path, "rb").read() == before, "restoring does not write the session file by itself")
+failures.check(not os.path.exists(recovery_path(env)), "a clean exit removes the recovery file")
+failures.finish()

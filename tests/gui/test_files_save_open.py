@@ -1,0 +1,107 @@
+"""Open, edit, save, quit, with real X input (xdotool):
+1. Ctrl+O and a path typed into the file dialog opens a session file.
+2. Typing into a cell marks the session modified: the window title starts with "• ".
+3. Ctrl+S writes the file (it parses and holds the typed value); the marker goes.
+4. A second edit, then Ctrl+Q asks first; "Don't save" quits, and the file on
+   disk keeps the saved value, the recovery file is gone, the settings list the
+   file among the recent ones.
+5. Save as into a place that cannot be written (a folder that is a file, and a
+   read-only folder when not root) shows the reason, and the session stays
+   open and modified."""
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+from files_test_util import App, hold_keys, recovery_path, settings_path, user_dirs, x_matrix, xdotool
+from gui_test_util import Failures
+
+binary = sys.argv[1]
+failures = Failures()
+root, env = user_dirs("files-save-open")
+work = os.path.join(root, "work")
+os.makedirs(work)
+session_path = os.path.join(work, "lesson.json")
+# The default preset as a file of its own.
+subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", session_path],
+               check=True, timeout=60, capture_output=True, env=env)
+original_x = x_matrix(session_path)
+
+app = App(binary, ["default"], env, root, "run", failures)
+try:
+    app.find_window()
+    failures.check(not app.title().startswith("•"), f"no marker before any edit: {app.title()!r}")
+
+    # 1. Open through the dialog.
+    app.open_file_with_dialog(session_path)
+    failures.check(app.title() == "lesson.json — Attention Lab", f"title names the file: {app.title()!r}")
+
+    # 2. An edit: the marker.
+    app.open_matrices_tab()
+    state = app.type_into_cell("editor.cell.0.0", "1.25")
+    failures.check(state.get("modified") == "yes", "an edit marks the session modified")
+    time.sleep(0.3)
+    failures.check(app.title() == "• lesson.json — Attention Lab", f"unsaved marker in the title: {app.title()!r}")
+
+    # 3. Ctrl+S.
+    app.away()
+    hold_keys("ctrl", "s")
+    app.wait_for(lambda s: s.get("modified") == "no", "Ctrl+S saves")
+    time.sleep(0.3)
+    saved_x = x_matrix(session_path)
+    failures.check(abs(saved_x[0][0] - 1.25) < 1e-6, f"the file holds the typed 1.25, got {saved_x[0][0]}")
+    failures.check(saved_x[1:] == original_x[1:] and saved_x[0][1:] == original_x[0][1:],
+                   "every other value of X is as it was")
+    failures.check(app.title() == "lesson.json — Attention Lab", f"no marker after saving: {app.title()!r}")
+    failures.check(not [n for n in os.listdir(work) if n.startswith(".")], "no temporary file left behind")
+
+    # 5. An unwritable place: Save as into a "folder" that is a file.
+    app.type_into_cell("editor.cell.0.1", "-3.5")
+    blocker = os.path.join(work, "not-a-folder.txt")
+    open(blocker, "w").write("a file, not a folder\n")
+    bad_targets = [os.path.join(blocker, "copy.json")]
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = os.path.join(root, "locked")
+        os.makedirs(locked)
+        os.chmod(locked, stat.S_IRUSR | stat.S_IXUSR)
+        bad_targets.append(os.path.join(locked, "copy.json"))
+    for target in bad_targets:
+        app.away()
+        hold_keys("ctrl", "shift", "s")
+        state = app.wait_for(lambda s: "files.dialog.name" in s["widgets"] and s["text_input"] == "yes",
+                             "Ctrl+Shift+S shows the save dialog")
+        hold_keys("ctrl", "a")
+        xdotool("type", "--delay", 30, target)
+        hold_keys("Return")
+        state = app.wait_for(lambda s: s.get("file_dialog_error"), f"saving to {target} shows why it failed")
+        message = state.get("file_dialog_error", "")
+        failures.check("not saved" in message and "cannot save" in message,
+                       f"the message says the session was not saved and why: {message!r}")
+        failures.check(state.get("modified") == "yes", "the session is still modified after the failed save")
+        failures.check(state.get("document") == session_path, "still the same document")
+        hold_keys("Escape")
+        app.wait_for(lambda s: "files.dialog" not in s["widgets"], "Escape closes the dialog")
+    failures.check(app.title().startswith("• "), f"still marked unsaved: {app.title()!r}")
+
+    # 4. Quit asks first; Don't save.
+    app.away()
+    hold_keys("ctrl", "q")
+    state = app.wait_for(lambda s: "files.confirm.discard" in s["widgets"], "Ctrl+Q asks about unsaved changes")
+    state = app.settled()
+    failures.check(app.process.poll() is None, "the app waits for the answer")
+    app.click(state, "files.confirm.discard")
+    failures.check(app.wait_exit() == 0, f"Don't save quits cleanly ({app.process.returncode})")
+finally:
+    app.kill()
+
+after_x = x_matrix(session_path)
+failures.check(abs(after_x[0][0] - 1.25) < 1e-6 and after_x[0][1] == original_x[0][1],
+               f"the file keeps the saved edit, not the discarded one: {after_x[0][:2]}")
+failures.check(not os.path.exists(recovery_path(env)), "a clean exit removes the recovery file")
+settings = json.load(open(settings_path(env)))
+failures.check(settings.get("recent_files", [None])[0] == session_path,
+               f"the file is the most recent one in the settings: {settings.get('recent_files')}")
+failures.check(settings.get("language") == "en", f"the language is remembered: {settings.get('language')}")
+failures.finish()
