@@ -55,6 +55,7 @@ void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<cons
 void draw_body(AppState& app, FusedLabState& lab) {
   const float font = ImGui::GetFontSize();
   ImGui::TextWrapped("%s", app.tr("labs.fused.intro"));
+  ImGui::TextWrapped("%s", app.tr("labs.fused.seed_bug"));
   const Session& session = app.model.session();
   const bool fused = session.weights.fused();
   ImGui::Text("%s", app.tr(fused ? "labs.fused.session_fused" : "labs.fused.session_separate"));
@@ -72,20 +73,20 @@ void draw_body(AppState& app, FusedLabState& lab) {
     return;
   }
   const FusedQkvComparison& c = *lab.comparison;
-  const float height = 10.0f * font;
-  ImGui::TextDisabled("%s", app.tr("labs.fused.v1"));
-  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, 1, 1}, nullptr, height);
-  ImGui::TextDisabled("%s", app.tr("labs.fused.v2"));
-  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 3}, &session.tokens, height);
-  ImGui::TextDisabled("%s", app.tr("labs.fused.split_text"));
-  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, 1, 1}, &session.tokens, height);
+  // The check first, where it is seen without scrolling.
   const float worst = std::max({c.max_diff_q, c.max_diff_k, c.max_diff_v});
   ImGui::TextColored(worst < 1e-5f ? kGoodText : kBadText, "%s",
                      app.i18n.format("labs.fused.check", {{"q", lab_number(c.max_diff_q)},
                                                           {"k", lab_number(c.max_diff_k)},
                                                           {"v", lab_number(c.max_diff_v)}}).c_str());
   app.widgets.set_fact("labs.fused.max_diff", lab_number(worst));
-  ImGui::TextWrapped("%s", app.tr("labs.fused.seed_bug"));
+  const float height = 9.0f * font;
+  ImGui::TextDisabled("%s", app.tr("labs.fused.v1"));
+  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, 1, 1}, nullptr, height);
+  ImGui::TextDisabled("%s", app.tr("labs.fused.v2"));
+  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 3}, &session.tokens, height);
+  ImGui::TextDisabled("%s", app.tr("labs.fused.split_text"));
+  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, 1, 1}, &session.tokens, height);
 }
 
 }  // namespace
