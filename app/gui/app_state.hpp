@@ -8,6 +8,7 @@
 
 #include "documents.hpp"
 #include "edits.hpp"
+#include "flash_linear_lessons.hpp"
 #include "fonts.hpp"
 #include "gl_heatmap.hpp"
 #include "i18n.hpp"
@@ -34,6 +35,7 @@ struct Options {
   int frames = 0;                // quit after this many frames (0: run until closed)
   std::string tab;               // editor tab open at start: config, matrices or mask
   std::vector<std::string> open_windows;  // --open: floating windows open at start (flash, linear, lessons, ...)
+  int lesson = -1;               // --lesson N: the guided tour open at step N (0-based)
   std::string pin;               // --pin stage:batch:head:row:col, the cell pinned at start
   std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
 };
@@ -57,6 +59,9 @@ struct ViewState {
 
   bool playing = false;      // the stepper advances on its own
   double next_play_time = 0; // glfwGetTime() of the next automatic step
+
+  // An editor tab to bring to the front on the next frame (config, matrices, mask), e.g. by a lesson.
+  std::string select_tab;
 
   // The control that made the latest edit: the error of that edit shows next to it.
   std::string error_control;
@@ -96,6 +101,11 @@ struct AppState {
 
   TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
   LabsState labs;            // why √d_k, mask fill, softmax stability, fused QKV, quiz (labs_state.hpp)
+
+  FlashLabState flash_lab;
+  LinearLabState linear_lab;
+  LessonState lessons;
+  bool keep_drawing = false;  // set during a frame by an animating window: draw the next frame too
 
   bool quit = false;
   long frame = 0;

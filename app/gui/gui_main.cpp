@@ -96,6 +96,7 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   app.heatmaps.begin_frame();
   app.widgets.begin_frame();
   app.view.hovered.reset();
+  app.keep_drawing = false;
 
   draw_main_window(app);
 
@@ -224,7 +225,7 @@ int run(AppState& app) {
   int exit_code = 0;
   std::string title = window_title(app);
   while (!app.quit && !glfwWindowShouldClose(window) && !g_quit_signal) {
-    if (options.screenshot || frames_to_draw > 0 || app.model.computing()) {
+    if (options.screenshot || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
       glfwPollEvents();
     } else {
       // Sleep until input, or until play mode's next step; wake now and then for signals.
@@ -251,7 +252,7 @@ int run(AppState& app) {
       advance_play(app);
       if (app.view.step != before) frames_to_draw = std::max(frames_to_draw, 2);
     }
-    if (app.model.computing()) frames_to_draw = std::max(frames_to_draw, 1);  // progress bar
+    if (app.model.computing() || app.keep_drawing) frames_to_draw = std::max(frames_to_draw, 1);  // progress bar, animation
     if (frames_to_draw == 0 && !options.screenshot) continue;
     frames_to_draw = std::max(0, frames_to_draw - 1);
 

@@ -32,7 +32,8 @@ void draw_main_window(AppState& app) {
 
   // Left: editors. --tab opens one of them on the first frame.
   auto tab_flags = [&](const char* name) {
-    return app.frame == 0 && app.options.tab == name ? ImGuiTabItemFlags_SetSelected : 0;
+    return (app.frame == 0 && app.options.tab == name) || app.view.select_tab == name
+               ? ImGuiTabItemFlags_SetSelected : 0;
   };
   ImGui::BeginChild("editors", ImVec2(left_width, body_height), true);
   if (ImGui::BeginTabBar("editor_tabs")) {
@@ -57,6 +58,7 @@ void draw_main_window(AppState& app) {
     }
     app.widgets.add_last_item("tab.mask");
     ImGui::EndTabBar();
+    app.view.select_tab.clear();
   }
   ImGui::EndChild();
 
@@ -83,6 +85,9 @@ void draw_main_window(AppState& app) {
   ImGui::End();
   draw_file_windows(app);  // modal dialogs, above everything
 
+  // Floating windows, over the layout.
+  draw_flash_lab(app);
+  draw_linear_lab(app);
   draw_sqrt_dk_lab(app);
   draw_mask_fill_lab(app);
   draw_stability_lab(app);
@@ -94,6 +99,7 @@ void draw_main_window(AppState& app) {
   draw_heads_window(app);
   draw_diff_window(app);
   draw_export_window(app);
+  draw_lessons(app);  // last: it points at widgets drawn above
 }
 
 }  // namespace al::gui

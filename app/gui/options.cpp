@@ -16,6 +16,7 @@ const char* usage_text() {
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
          "                     [--size WxH] [--lang en|zh] [--head N] [--tab config|matrices|mask]\n"
          "                     [--widgets-out FILE]\n"
+         "       --lesson N opens the guided tour at step N (1, 2, ...)\n"
          "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
          "                  explain, token_lines, heads, diff, export,\n"
          "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz\n"
@@ -97,6 +98,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->tab) ||
           (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
         return "--tab takes config, matrices or mask";
+    } else if (arg == "--lesson") {
+      if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
+        return "--lesson takes a step number (1, 2, ...)";
+      options->lesson -= 1;
     } else if (arg == "--open") {
       if (!value(&text) || !known_window(text))
         return "--open takes a window name: " + std::string(known_window_names());

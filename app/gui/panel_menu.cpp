@@ -48,6 +48,9 @@ void draw_menu_bar(AppState& app) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu((std::string(app.tr("menu.labs")) + "###labs").c_str())) {
+    ImGui::MenuItem((std::string(app.tr("flash_lab.title")) + "###labs_flash").c_str(), nullptr, &app.flash_lab.open);
+    ImGui::MenuItem((std::string(app.tr("linear_lab.title")) + "###labs_linear").c_str(), nullptr, &app.linear_lab.open);
+    ImGui::MenuItem((std::string(app.tr("lessons.title")) + "###labs_lessons").c_str(), nullptr, &app.lessons.open);
     ImGui::MenuItem((std::string(app.tr("labs.sqrt_dk.title")) + "###labs_sqrt_dk").c_str(), nullptr, &app.labs.sqrt_dk.open);
     ImGui::MenuItem((std::string(app.tr("labs.mask_fill.title")) + "###labs_mask_fill").c_str(), nullptr, &app.labs.mask_fill.open);
     ImGui::MenuItem((std::string(app.tr("labs.stability.title")) + "###labs_stability").c_str(), nullptr, &app.labs.stability.open);

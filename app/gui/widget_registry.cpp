@@ -10,10 +10,12 @@ namespace al::gui {
 void WidgetRegistry::begin_frame() {
   entries_.clear();
   facts_.clear();
+  rects_.clear();
 }
 
 void WidgetRegistry::add(const std::string& name, ImVec2 min, ImVec2 max,
                          const std::vector<std::pair<std::string, double>>& numbers) {
+  rects_.push_back({name, min, max});
   if (!enabled()) return;
   nlohmann::json entry = {{"name", name}, {"x", min.x}, {"y", min.y},
                           {"w", max.x - min.x}, {"h", max.y - min.y}};
@@ -23,6 +25,16 @@ void WidgetRegistry::add(const std::string& name, ImVec2 min, ImVec2 max,
 
 void WidgetRegistry::add_last_item(const std::string& name) {
   add(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+}
+
+bool WidgetRegistry::find(const std::string& name, ImVec2* min, ImVec2* max) const {
+  for (const Rect& rect : rects_)
+    if (rect.name == name) {
+      *min = rect.min;
+      *max = rect.max;
+      return true;
+    }
+  return false;
 }
 
 void WidgetRegistry::set_fact(const std::string& name, const std::string& value) {

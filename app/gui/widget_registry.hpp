@@ -25,9 +25,17 @@ class WidgetRegistry {
   void set_fact(const std::string& name, const std::string& value);
   // Writes the file if this frame's content differs from the last one written.
   void write();
+  // Where `name` was drawn so far this frame (kept with or without --widgets-out,
+  // so a lesson can point at a widget); false if it was not drawn yet.
+  bool find(const std::string& name, ImVec2* min, ImVec2* max) const;
 
  private:
+  struct Rect {
+    std::string name;
+    ImVec2 min, max;
+  };
   std::string path_;
+  std::vector<Rect> rects_;
   std::vector<std::string> entries_;
   std::vector<std::pair<std::string, std::string>> facts_;
   std::string last_written_;
