@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cfloat>
 #include <filesystem>
 
 #include "app_state.hpp"
@@ -146,9 +145,13 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
   const float font = ImGui::GetFontSize();
   const ImVec2 centre = ImGui::GetMainViewport()->GetCenter();
   ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(40.0f * font, 0.0f), ImGuiCond_Appearing);
   const std::string title = std::string(app.tr(title_key(dialog.mode))) + kDialogPopup;
-  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoSavedSettings)) return std::nullopt;
+  // Grows and shrinks with its content (an error line, the import options);
+  // the listing's width sets the dialog's.
+  if (!ImGui::BeginPopupModal(title.c_str(), nullptr,
+                              ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize))
+    return std::nullopt;
+  const float width = 40.0f * font;
   if (dialog.request_close) {
     dialog.request_close = false;
     ImGui::CloseCurrentPopup();
@@ -167,12 +170,12 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
     go_to_folder(dialog, fs::path(dialog.folder).parent_path());
   ImGui::SameLine();
   std::string folder = dialog.folder;
-  ImGui::SetNextItemWidth(-FLT_MIN);
+  ImGui::SetNextItemWidth(width - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
   if (input_string("###folder", &folder, ImGuiInputTextFlags_EnterReturnsTrue)) go_to_folder(dialog, folder);
   app.widgets.add_last_item("files.dialog.folder");
 
   // The listing: folders first (click to enter), then the files of this kind.
-  ImGui::BeginChild("listing", ImVec2(0.0f, 14.0f * ImGui::GetTextLineHeightWithSpacing()), true);
+  ImGui::BeginChild("listing", ImVec2(width, 14.0f * ImGui::GetTextLineHeightWithSpacing()), true);
   std::optional<fs::path> enter;
   for (size_t i = 0; i < dialog.entries.size(); ++i) {
     const auto& entry = dialog.entries[i];
@@ -194,7 +197,9 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
 
   if (!dialog.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.35f, 0.35f, 1.0f));
-    ImGui::TextWrapped("%s", dialog.error.c_str());
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::TextUnformatted(dialog.error.c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
     app.widgets.add_last_item("files.dialog.error");
     app.widgets.set_fact("file_dialog_error", dialog.error);
@@ -206,7 +211,7 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(app.tr("files.dialog.name"));
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(-FLT_MIN);
+  ImGui::SetNextItemWidth(width - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
   if (opening) ImGui::SetKeyboardFocusHere();
   if (input_string("###name", &dialog.name, ImGuiInputTextFlags_EnterReturnsTrue)) accept = true;
   app.widgets.add_last_item("files.dialog.name");
