@@ -179,6 +179,22 @@ std::vector<float> softmax_stable(const std::vector<float>& x) {
 
 float float_exp_limit() { return std::log(FLT_MAX); }
 
+SoftmaxStabilityTable softmax_stability_table(const std::vector<float>& base, float scale) {
+  SoftmaxStabilityTable t;
+  if (base.empty()) return t;
+  for (float b : base) t.x.push_back(b * scale);
+  const float max = *std::max_element(t.x.begin(), t.x.end());
+  for (float v : t.x) {
+    t.exp_x.push_back(std::exp(v));
+    t.shifted.push_back(v - max);
+    t.exp_shifted.push_back(std::exp(v - max));
+  }
+  t.naive = softmax_naive(t.x);
+  t.stable = softmax_stable(t.x);
+  t.naive_broken = softmax_row_broken(t.naive);
+  return t;
+}
+
 bool softmax_row_broken(const std::vector<float>& weights) {
   double sum = 0;
   for (float w : weights) {

@@ -72,6 +72,17 @@ Session mask_fill_example();
 std::vector<float> softmax_naive(const std::vector<float>& x);
 // exp(x_i − max) / Σ exp(x_j − max), in float32: never overflows.
 std::vector<float> softmax_stable(const std::vector<float>& x);
+// Every column of the stability lab's table for the scores base · scale, in float32.
+struct SoftmaxStabilityTable {
+  std::vector<float> x;            // base · scale
+  std::vector<float> exp_x;        // exp(x): ∞ once x passes ln(FLT_MAX)
+  std::vector<float> naive;        // softmax_naive(x)
+  std::vector<float> shifted;      // x − max
+  std::vector<float> exp_shifted;  // exp(x − max) ≤ 1
+  std::vector<float> stable;       // softmax_stable(x)
+  bool naive_broken = false;       // softmax_row_broken(naive)
+};
+SoftmaxStabilityTable softmax_stability_table(const std::vector<float>& base, float scale);
 // ln(FLT_MAX): the largest x whose float32 exp is finite.
 float float_exp_limit();
 // Whether a softmax row is wrong: a non-finite weight, or weights that do not

@@ -45,6 +45,7 @@ struct StabilityLabState {
 struct FusedLabState {
   bool open = false;
   std::uint64_t revision = ~std::uint64_t{0};
+  Index batch = -1;  // the batch item of X shown
   std::shared_ptr<const FusedQkvComparison> comparison;
   std::string error;
 };

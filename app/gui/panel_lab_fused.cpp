@@ -12,8 +12,9 @@ namespace al::gui {
 namespace {
 
 void compute_if_changed(AppState& app, FusedLabState& lab) {
-  if (lab.revision == app.model.revision()) return;
+  if (lab.revision == app.model.revision() && lab.batch == app.view.batch) return;
   lab.revision = app.model.revision();
+  lab.batch = app.view.batch;
   lab.comparison.reset();
   lab.error.clear();
   auto result = compare_fused_qkv(app.model.session(), app.view.batch);
@@ -40,7 +41,7 @@ void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<cons
     spec.name = "labs.fused." + titles[i];
     spec.title = titles[i];
     spec.values = lab_view(lab.comparison, *tensors[i],
-                           "labs.fused/" + std::to_string(lab.revision) + "/" + titles[i]);
+                           "labs.fused/" + std::to_string(lab.revision) + "/" + std::to_string(lab.batch) + "/" + titles[i]);
     float extent = 0;
     for (float v : tensors[i]->data) extent = std::max(extent, std::abs(v));
     spec.style = {Colormap::Diverging, -std::max(extent, 1e-6f), std::max(extent, 1e-6f)};

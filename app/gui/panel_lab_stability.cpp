@@ -31,11 +31,7 @@ void draw_body(AppState& app, StabilityLabState& lab) {
                      1.0f, 1000.0f, "× %.1f", ImGuiSliderFlags_Logarithmic);
   app.widgets.add_last_item("labs.stability.scale");
 
-  std::vector<float> x(lab.base.size());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = lab.base[i] * lab.scale;
-  const std::vector<float> naive = softmax_naive(x);
-  const std::vector<float> stable = softmax_stable(x);
-  const float max = *std::max_element(x.begin(), x.end());
+  const SoftmaxStabilityTable t = softmax_stability_table(lab.base, lab.scale);
 
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
   if (ImGui::BeginTable("stability_table", 6, flags)) {
@@ -46,25 +42,17 @@ void draw_body(AppState& app, StabilityLabState& lab) {
     ImGui::TableSetupColumn("exp(x − max)");
     ImGui::TableSetupColumn(app.tr("labs.stability.col_stable"));
     ImGui::TableHeadersRow();
-    for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t i = 0; i < t.x.size(); ++i) {
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      coloured_number(x[i]);
-      ImGui::TableNextColumn();
-      coloured_number(std::exp(x[i]));  // float32 exp, as the naive softmax computes it
-      ImGui::TableNextColumn();
-      coloured_number(naive[i]);
-      ImGui::TableNextColumn();
-      coloured_number(x[i] - max);
-      ImGui::TableNextColumn();
-      coloured_number(std::exp(x[i] - max));
-      ImGui::TableNextColumn();
-      coloured_number(stable[i]);
+      for (const std::vector<float>* column : {&t.x, &t.exp_x, &t.naive, &t.shifted, &t.exp_shifted, &t.stable}) {
+        ImGui::TableNextColumn();
+        coloured_number((*column)[i]);
+      }
     }
     ImGui::EndTable();
   }
   app.widgets.add_last_item("labs.stability.table");
-  const bool broken = softmax_row_broken(naive);
+  const bool broken = t.naive_broken;
   const Params limit = {{"limit", lab_number(float_exp_limit())},
                         {"scale", lab_number(naive_softmax_break_scale(lab.base))}};
   if (broken) ImGui::TextColored(kBadText, "%s", app.i18n.format("labs.stability.broken", limit).c_str());

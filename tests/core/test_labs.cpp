@@ -146,6 +146,17 @@ TEST_CASE("softmax stability: naive float32 softmax overflows, stable one does n
   // smallest subnormal 2⁻¹⁴⁹, i.e. x < −150·ln 2 ≈ −103.97, and 0/0 is NaN.
   CHECK(al::naive_softmax_break_scale({-1.0f, -2.0f}) == doctest::Approx(150 * std::log(2.0)).epsilon(1e-4));
   CHECK(std::isinf(al::naive_softmax_break_scale({0.0f, 0.0f})));
+  // The lab's table at ×500 for scores [2, −1]: x = [1000, −500].
+  const auto table = al::softmax_stability_table({2.0f, -1.0f}, 500.0f);
+  CHECK(table.x == std::vector<float>{1000.0f, -500.0f});
+  CHECK(std::isinf(table.exp_x[0]));
+  CHECK(table.exp_x[1] == 0.0f);  // exp(−500) underflows
+  CHECK(table.shifted == std::vector<float>{0.0f, -1500.0f});
+  CHECK(table.exp_shifted == std::vector<float>{1.0f, 0.0f});
+  CHECK(table.stable == std::vector<float>{1.0f, 0.0f});
+  CHECK(std::isnan(table.naive[0]));
+  CHECK(table.naive_broken);
+  CHECK_FALSE(al::softmax_stability_table({2.0f, -1.0f}, 1.0f).naive_broken);
 }
 
 TEST_CASE("fused QKV: X·[W_Q|W_K|W_V] split equals the three projections (naive loops)") {
