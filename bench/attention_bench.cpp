@@ -4,6 +4,8 @@
 // bench/run.sh, which also times the PyTorch peer in the same run and prints the ratios.
 //
 //   FullTrace/L     every stage kept, B=1, d_model=512, 8 heads, eval (the PyTorch peer's shape)
+//   FullTraceCold/L the same, with the recycled stage buffers freed after each trace
+//                   (every stage on fresh pages, as torch allocates its weights each call)
 //   FullTraceStages/L  the same, with the time of each pass from the progress callback
 //   Flash/L         FlashAttention: the same output, O(n) extra memory
 //   FlashTileSizes  FlashAttention at L=1024 for several query x key tiles
@@ -83,6 +85,19 @@ void FullTrace(benchmark::State& state) {
   state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
 }
 
+// FullTrace without recycling: the stages' pages are faulted in (on huge pages)
+// every time, as a first computation or a change of sizes does.
+void FullTraceCold(benchmark::State& state) {
+  const al::Session& s = cached_session(state.range(0));
+  for (auto _ : state) {
+    auto trace = compute_or_skip(state, s);
+    if (!trace) return;
+    benchmark::DoNotOptimize(trace.get());
+    trace.reset();
+    al::release_recycled_stage_buffers();
+  }
+}
+
 // Where compute()'s time goes, from its progress callback: it reports 0 once
 // every stage is allocated, exactly 0.2 after the projections and 0.9 after the
 // per-head pass, from the calling thread (the last report of a value marks the boundary).
@@ -104,7 +119,7 @@ void FullTraceStages(benchmark::State& state) {
     auto ms = [](Clock::time_point a, Clock::time_point b) {
       return std::chrono::duration<double, std::milli>(b - a).count();
     };
-    allocation_ms += ms(start, allocated);  // validation, and every stage allocated (and zero-filled)
+    allocation_ms += ms(start, allocated);  // validation, and every stage allocated (or recycled)
     projection_ms += ms(allocated, projected);
     heads_ms += ms(projected, heads_done);
     output_ms += ms(heads_done, end);  // concat and output projection
@@ -209,6 +224,7 @@ void lengths(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(FullTrace)->Apply(lengths);
+BENCHMARK(FullTraceCold)->Apply(lengths);
 BENCHMARK(FullTraceStages)->Apply(lengths);
 BENCHMARK(Flash)->Apply(lengths);
 BENCHMARK(FlashTileSizes)

@@ -21,20 +21,21 @@ def medians(path):
 print("Wall-clock medians of the repetitions, in brackets the best repetition; cpu = process CPU time")
 print("of all threads (median), which other load on the machine inflates less.")
 print()
-print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | cpu ratio | flash_ms | flash/torch | linear_ms | full trace: allocate / project / heads / output ms |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | cpu ratio | cold_ms (fresh pages) | cold/torch | flash_ms | flash/torch | linear_ms | full trace: allocate / project / heads / output ms |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for L in lengths:
     ours = medians(f"{out}/ours_{L}.json")
     peer = json.loads(open(f"{out}/torch_{L}.json").read())
     torch, torch_min, torch_cpu = peer["median_ms"], peer["min_ms"], peer["cpu_ms"]
     full_cpu = ours[f"FullTrace/L:{L}/real_time"]["cpu_time"]
     full, full_min = ours[f"FullTrace/L:{L}/real_time"]["real_time"], ours[f"FullTrace/L:{L}/real_time"]["min_ms"]
+    cold, cold_min = ours[f"FullTraceCold/L:{L}/real_time"]["real_time"], ours[f"FullTraceCold/L:{L}/real_time"]["min_ms"]
     flash, flash_min = ours[f"Flash/L:{L}/real_time"]["real_time"], ours[f"Flash/L:{L}/real_time"]["min_ms"]
     linear = ours[f"Linear/L:{L}/real_time"]["real_time"]
     st = ours[f"FullTraceStages/L:{L}/real_time"]
     stages = " / ".join(f'{st[k + "_ms"]:.1f}' for k in ("allocation", "projection", "heads", "output"))
     print(f"| {L} | {full:.1f} ({full_min:.1f}) | {torch:.1f} ({torch_min:.1f}) | **{full / torch:.2f}** ({full_min / torch_min:.2f}) "
-          f"| {full_cpu / torch_cpu:.2f} "
+          f"| {full_cpu / torch_cpu:.2f} | {cold:.1f} ({cold_min:.1f}) | **{cold / torch:.2f}** ({cold_min / torch_min:.2f}) "
           f"| {flash:.1f} ({flash_min:.1f}) | {flash / torch:.2f} ({flash_min / torch_min:.2f}) | {linear:.1f} | {stages} |")
 
 other = medians(f"{out}/other.json")

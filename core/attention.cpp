@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <new>
 
 #include "attention_kernels.hpp"
@@ -71,18 +73,95 @@ Reuse decide_reuse(const Plan& now, const Plan* before) {
   return r;
 }
 
-// Allocates (and so zero-fills and first-touches) the listed stages on all
-// threads: for a big trace that is a large share of the time.
+// Buffers of freed stages, handed to the next computation that needs a stage
+// of exactly that many floats. A fresh 128 MiB stage costs tens of ms of page
+// faults and zero-filling before any computing (a third of the time at L >= 1024);
+// a recycled one is resident already, and its old values are all overwritten.
+class StageRecycler {
+ public:
+  // Buffers smaller than this are cheap to allocate; not worth holding.
+  static constexpr Index kMinFloats = Index{1} << 18;  // 1 MiB
+
+  static StageRecycler& instance() {
+    static auto* recycler = new StageRecycler;  // never destroyed: traces may be freed during exit
+    return *recycler;
+  }
+
+  // Keeps only buffers of the given sizes (one each at most as many times as listed).
+  void keep_only(std::vector<Index> sizes) {
+    std::vector<std::vector<float>> dropped;  // freed outside the lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end();) {
+      auto wanted = std::find(sizes.begin(), sizes.end(), static_cast<Index>(it->size()));
+      if (wanted != sizes.end()) {
+        sizes.erase(wanted);
+        ++it;
+      } else {
+        dropped.push_back(std::move(*it));
+        it = free_.erase(it);
+      }
+    }
+  }
+
+  // A buffer of exactly `count` floats with unspecified values, or an empty one.
+  std::vector<float> take(Index count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (static_cast<Index>(it->size()) == count) {
+        std::vector<float> buffer = std::move(*it);
+        free_.erase(it);
+        return buffer;
+      }
+    return {};
+  }
+
+  void give_back(std::vector<float>&& buffer) {
+    if (static_cast<Index>(buffer.size()) < kMinFloats) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // At most one trace's worth: a trace has at most kStageCount stages.
+    if (free_.size() < static_cast<size_t>(kStageCount)) free_.push_back(std::move(buffer));
+  }
+
+  void clear() {
+    std::vector<std::vector<float>> dropped;
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(free_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<float>> free_;
+};
+
+// A stage tensor whose buffer goes back to the recycler when the last trace holding it is freed.
+std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
+  const Index count = shape_product(shape);
+  std::vector<float> buffer =
+      count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : std::vector<float>{};
+  Tensor* tensor = buffer.empty() ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
+  return std::shared_ptr<Tensor>(tensor, [](Tensor* t) {
+    StageRecycler::instance().give_back(std::move(t->data));
+    delete t;
+  });
+}
+
+// Allocates the listed stages on all threads (fresh pages are faulted in and
+// zero-filled by whichever thread allocates them).
 void allocate_together(const std::vector<int>& which, const std::array<std::vector<Index>, kStageCount>& shapes,
                        std::array<std::shared_ptr<Tensor>, kStageCount>& out) {
   constexpr Index kParallelBytes = Index{16} << 20;
   Index bytes = 0;
-  for (int i : which) bytes += shape_product(shapes[i]) * static_cast<Index>(sizeof(float));
+  std::vector<Index> sizes;
+  for (int i : which) {
+    sizes.push_back(shape_product(shapes[i]));
+    bytes += sizes.back() * static_cast<Index>(sizeof(float));
+  }
+  StageRecycler::instance().keep_only(sizes);
   std::atomic<bool> failed{false};
 #pragma omp parallel for schedule(dynamic, 1) if (bytes > kParallelBytes)
   for (size_t k = 0; k < which.size(); ++k) {
     try {  // an exception must not leave an OpenMP region
-      out[which[k]] = std::make_shared<Tensor>(shapes[which[k]]);
+      out[which[k]] = recycled_stage(shapes[which[k]]);
     } catch (const std::bad_alloc&) {
       failed = true;
     }
@@ -191,6 +270,8 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
 }
 
 }  // namespace
+
+void release_recycled_stage_buffers() { StageRecycler::instance().clear(); }
 
 Result<std::shared_ptr<const Trace>> compute(const Session& session, const ComputeOptions& options,
                                              const Session* previous_session, std::shared_ptr<const Trace> previous) {

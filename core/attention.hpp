@@ -47,6 +47,13 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session,
                                              const Session* previous_session = nullptr,
                                              std::shared_ptr<const Trace> previous = nullptr);
 
+// compute() recycles the buffers of freed (B, h, Lq, Lk)-sized stages for the
+// next trace of the same sizes (no page faults, no zero-fill: the app recomputes
+// the same sizes edit after edit). At most one trace's worth is kept, and buffers
+// of sizes the next computation does not need are freed when it starts. This
+// frees all of them now (tests of memory, benchmarks of a cold start).
+void release_recycled_stage_buffers();
+
 // The deterministic keep/drop decision for one weight (so a view can explain a
 // dropped cell without the trace storing a keep mask): flat index into (B,h,Lq,Lk).
 bool dropout_keeps(std::uint64_t seed, double p, Index flat_index);

@@ -128,7 +128,18 @@ float row_max(const float* in, Index n) {
   return predux_max(acc);
 }
 
-// out = exp(in - max), with exactly 0 where the true value underflows; returns the sum.
+// Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
+// A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
+void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+  const float max = row_max(in, n);
+  const float sum = exp_shifted(in, out, n, max);
+  for (Index j = 0; j < n; ++j) out[j] /= sum;
+  *max_out = max;
+  *sum_out = sum;
+}
+
+}  // namespace
+
 float exp_shifted(const float* in, float* out, Index n, float max) {
   using namespace Eigen::internal;
   const Packet shift = pset1<Packet>(max), underflow = pset1<Packet>(kExpUnderflow), zero = pset1<Packet>(0.0f);
@@ -154,18 +165,6 @@ float exp_shifted(const float* in, float* out, Index n, float max) {
   }
   return predux(sum);
 }
-
-// Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
-// A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
-void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
-  const float max = row_max(in, n);
-  const float sum = exp_shifted(in, out, n, max);
-  for (Index j = 0; j < n; ++j) out[j] /= sum;
-  *max_out = max;
-  *sum_out = sum;
-}
-
-}  // namespace
 
 void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress) {
   const Dims& dims = plan.dims;

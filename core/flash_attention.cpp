@@ -21,9 +21,6 @@ using detail::Plan;
 using std::to_string;
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-// Eigen's vectorised exp never returns 0 (it clamps near -88.72); a masked
-// (-inf) cell must contribute exactly 0, as in the full trace.
-constexpr float kExpUnderflow = -88.72f;
 // Below this many multiply-adds the heads run on the calling thread: waking
 // the OpenMP team costs more than the work at teaching sizes.
 constexpr double kParallelFlops = 2e5;
@@ -80,26 +77,6 @@ void score_tile(const Plan& plan, const Head& h, Index i0, Index rows, Index j0,
       if (!attends(plan, h.b, i0 + r, j0 + c)) scores(r, c) = fill;
 }
 
-using Packet = Eigen::internal::packet_traits<float>::type;
-constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
-
-// x = exp(x − max) over a row, with exactly 0 where the true value underflows
-// (a masked -inf cell). Written with Eigen's packet functions because Eigen 3.4
-// evaluates select() one scalar std::exp at a time: that was a quarter of the time.
-void exp_shifted_in_place(float* x, Index n, float max) {
-  using namespace Eigen::internal;
-  const Packet shift = pset1<Packet>(max), underflow = pset1<Packet>(kExpUnderflow), zero = pset1<Packet>(0.0f);
-  Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const Packet shifted = psub(ploadu<Packet>(x + j), shift);
-    pstoreu(x + j, pselect(pcmp_lt(shifted, underflow), zero, pexp(shifted)));
-  }
-  for (; j < n; ++j) {
-    const float shifted = x[j] - max;
-    x[j] = shifted < kExpUnderflow ? 0.0f : std::exp(shifted);
-  }
-}
-
 // Folds one scores tile into the running max m, the running sum ℓ and the
 // partial output: m_new = max(m, tile max), both ℓ and the partial output are
 // rescaled by exp(m − m_new), then the tile's exp(score − m_new) is added.
@@ -112,14 +89,14 @@ void online_softmax_step(const Plan& plan, const Head& h, Index i0, Index j0, Ti
   for (Index r = 0; r < rows; ++r) {
     auto row = s.scores.row(r);
     const float m_new = std::max(s.m[r], row.maxCoeff());
-    float factor = 1.0f;
+    float factor = 1.0f, tile_sum = 0.0f;
     if (m_new == kMinusInf) {
       row.setZero();  // every score so far is -inf: nothing to add yet (exp(-inf − -inf) would be NaN)
     } else {
       factor = std::exp(s.m[r] - m_new);  // 0 when m was -inf: the zero partial output stays zero
-      exp_shifted_in_place(row.data(), cols, m_new);
+      tile_sum = detail::exp_shifted(row.data(), row.data(), cols, m_new);  // the trace's own exp
     }
-    s.l[r] = s.l[r] * factor + row.sum();
+    s.l[r] = s.l[r] * factor + tile_sum;
     if (plan.dropout_active) {
       const Index flat = (h.bh * d.len_q + i0 + r) * d.len_kv + j0;  // index into (B, h, Lq, Lk)
       for (Index c = 0; c < cols; ++c)

@@ -1,5 +1,8 @@
 #include "tensor.hpp"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <stdexcept>
 
 namespace al {
@@ -28,6 +31,21 @@ Tensor::Tensor(std::vector<Index> shape_, std::vector<float> data_)
   if (static_cast<Index>(data.size()) != shape_product(shape))
     throw std::invalid_argument("Tensor: " + std::to_string(data.size()) +
                                 " values do not fill shape " + shape_string(shape));
+}
+
+Tensor Tensor::for_overwrite(std::vector<Index> shape_) {
+  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+  Tensor t;
+  t.shape = std::move(shape_);
+  const auto count = static_cast<size_t>(shape_product(t.shape));
+  t.data.reserve(count);  // malloc maps a large block without touching its pages
+  const auto begin = reinterpret_cast<std::uintptr_t>(t.data.data());
+  const std::uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t last = (begin + count * sizeof(float)) & ~(kHugePage - 1);
+  // Only whole 2 MiB pages inside the block; a refusal (THP off) just keeps 4 KiB pages.
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  t.data.resize(count);
+  return t;
 }
 
 MatrixMap Tensor::matrix(Index k) {
