@@ -33,6 +33,8 @@ struct Options {
   std::string widgets_out;       // JSON of widget rectangles, rewritten when it changes
   std::string save_on_exit;      // session JSON written when the app closes
   int frames = 0;                // quit after this many frames (0: run until closed)
+  bool frame_stats = false;      // --frame-stats [out.json]: measure frame rate and latency, then quit
+  std::string frame_stats_out;
   std::string tab;               // editor tab open at start: config, matrices or mask
   std::vector<std::string> open_windows;  // --open: floating windows open at start (flash, linear, lessons, ...)
   int lesson = -1;               // --lesson N: the guided tour open at step N (0-based)

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "assets.hpp"
+#include "frame_stats.hpp"
 #include "options.hpp"
 #include "panels.hpp"
 #include "screenshot.hpp"
@@ -165,7 +166,8 @@ int run(AppState& app) {
   install_input_callbacks(window);
   place_window(app, window);
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(options.screenshot ? 0 : 1);
+  // Frame stats measure what the machine can draw, not the monitor's refresh.
+  glfwSwapInterval(options.screenshot || options.frame_stats ? 0 : 1);
 
   float scale_x = 1.0f, scale_y = 1.0f;
   glfwGetWindowContentScale(window, &scale_x, &scale_y);
@@ -223,9 +225,11 @@ int run(AppState& app) {
   constexpr int kScreenshotFrames = 4;
   int frames_to_draw = 3;
   int exit_code = 0;
+  std::unique_ptr<FrameStats> stats;
+  if (options.frame_stats) stats = std::make_unique<FrameStats>(options.frame_stats_out, options.frames > 0 ? options.frames : 120);
   std::string title = window_title(app);
   while (!app.quit && !glfwWindowShouldClose(window) && !g_quit_signal) {
-    if (options.screenshot || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
+    if (options.screenshot || stats || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
       glfwPollEvents();
     } else {
       // Sleep until input, or until play mode's next step; wake now and then for signals.
@@ -253,6 +257,10 @@ int run(AppState& app) {
       if (app.view.step != before) frames_to_draw = std::max(frames_to_draw, 2);
     }
     if (app.model.computing() || app.keep_drawing) frames_to_draw = std::max(frames_to_draw, 1);  // progress bar, animation
+    if (stats) {  // a redraw every frame, and the recompute phase's edit
+      stats->before_frame(app);
+      frames_to_draw = std::max(frames_to_draw, 1);
+    }
     if (frames_to_draw == 0 && !options.screenshot) continue;
     frames_to_draw = std::max(0, frames_to_draw - 1);
 
@@ -261,6 +269,7 @@ int run(AppState& app) {
     const Step step = app.view.step;
     const bool capture = options.screenshot && app.frame + 1 == kScreenshotFrames;
     if (!render_frame(app, window, capture)) exit_code = 1;
+    if (stats) stats->after_swap(app);
     // Whatever the frame changed gets drawn again (an edit redraws its effect).
     if (app.model.revision() != revision || app.i18n.language() != language || app.view.step != step)
       frames_to_draw = std::max(frames_to_draw, 2);
@@ -269,7 +278,12 @@ int run(AppState& app) {
       title = now;
     }
     if (capture) break;
-    if (options.frames > 0 && app.frame >= options.frames) break;
+    if (stats ? stats->done() : options.frames > 0 && app.frame >= options.frames) break;
+  }
+  if (stats) {
+    int fb_width = 0, fb_height = 0;
+    glfwGetWindowSize(window, &fb_width, &fb_height);
+    exit_code = std::max(exit_code, stats->finish(app, fb_width, fb_height));
   }
 
   // `--out` outside screenshot mode: a picture of the last state (tests, bug reports).

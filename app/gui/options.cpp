@@ -20,6 +20,9 @@ const char* usage_text() {
          "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
          "                  explain, token_lines, heads, diff, export,\n"
          "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz\n"
+         "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
+         "                  fps while an edit is recomputed every frame, edit->visible latency and\n"
+         "                  start-up (N frames per phase, default 120; shows the weights stage), then quits\n"
          "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
          "        w_o, output\n";
 }
@@ -114,6 +117,12 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
     } else if (arg == "--save-on-exit") {
       if (!value(&options->save_on_exit)) return "--save-on-exit needs a file name";
+    } else if (arg == "--frame-stats") {
+      options->frame_stats = true;
+      // The JSON path is optional; it is taken only after the session, so that
+      // `--frame-stats session.json` still names the session.
+      if (!options->source.empty() && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
+        options->frame_stats_out = argv[++i];
     } else if (arg == "--frames") {
       if (!value(&text) || !parse_int(text, &options->frames) || options->frames < 1)
         return "--frames takes a positive number";
@@ -125,6 +134,8 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       return "more than one session given ('" + options->source + "' and '" + arg + "')";
     }
   }
+  if (options->frame_stats && options->screenshot) return "--frame-stats cannot be combined with screenshot";
+  if (options->frame_stats && options->stage.empty()) options->stage = "weights";  // the 8 heads' (n, n) heatmaps
   if (options->screenshot) {
     if (options->source.empty()) return "screenshot needs a preset or session file";
     if (options->out.empty()) return "screenshot needs --out FILE.png";

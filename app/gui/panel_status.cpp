@@ -6,6 +6,30 @@
 
 namespace al::gui {
 
+namespace {
+// "812 KiB", "30.0 MiB", "1.20 GiB"
+std::string bytes_text(Index bytes) {
+  char text[32];
+  const double b = static_cast<double>(bytes);
+  if (b < 1024.0 * 1024.0) std::snprintf(text, sizeof text, "%.0f KiB", b / 1024.0);
+  else if (b < 1024.0 * 1024.0 * 1024.0) std::snprintf(text, sizeof text, "%.1f MiB", b / (1024.0 * 1024.0));
+  else std::snprintf(text, sizeof text, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+// The memory of the trace being computed, estimated before it is allocated (once per edit).
+Index estimated_bytes(const AppState& app) {
+  static std::uint64_t revision = ~std::uint64_t{0};
+  static Index bytes = 0;
+  if (revision != app.model.revision()) {
+    revision = app.model.revision();
+    auto estimate = estimate_trace_bytes(app.model.session());
+    bytes = estimate ? *estimate : 0;
+  }
+  return bytes;
+}
+}  // namespace
+
 void show_error_if_from(AppState& app, const std::string& control) {
   const auto& error = app.model.error();
   if (!error || app.view.error_control != control) return;
@@ -24,11 +48,15 @@ void draw_status_bar(AppState& app) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", app.tr("status.last_valid"));
   } else if (app.model.computing()) {
+    // Off the UI thread: the panels keep drawing the previous trace meanwhile.
     ImGui::ProgressBar(app.model.progress(), ImVec2(12.0f * ImGui::GetFontSize(), 0.0f), app.tr("status.computing"));
+    app.widgets.add_last_item("status.progress");
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", app.i18n.format("perf.status.computing", {{"size", bytes_text(estimated_bytes(app))}}).c_str());
   } else if (auto trace = app.model.trace()) {
-    ImGui::TextDisabled("%s", app.i18n.format("status.trace", {
+    ImGui::TextDisabled("%s", app.i18n.format("perf.status.trace", {
         {"ms", [&] { char b[32]; std::snprintf(b, sizeof b, "%.2f", trace->compute_ms); return std::string(b); }()},
-        {"kib", std::to_string(trace->memory_bytes / 1024)}}).c_str());
+        {"size", bytes_text(trace->memory_bytes)}}).c_str());
   }
   if (app.view.pinned) {
     ImGui::SameLine();

@@ -1,0 +1,82 @@
+"""attention-lab <session> --frame-stats out.json: the window measures itself
+(idle redraw, an edit recomputed every frame, edit->visible latency, start-up)
+and writes a JSON whose fields must be complete and consistent. No timing is
+asserted: speed is judged by bench/frame_stats.sh, not by tests."""
+import json
+import os
+import subprocess
+import sys
+
+from gui_test_util import Failures, output_dir
+
+binary, source_dir = sys.argv[1], sys.argv[2]
+failures = Failures()
+out = output_dir("frame-stats")
+
+
+def trace_bytes(batch, n, d_model, heads):
+    """Self attention, eval, no mask: Q, K, V, context, concat and output are
+    (n, d_model) each; scores, scaled (= masked) and weights (= dropped) are
+    (heads, n, n); row max and sum (heads, n) floats; one flag byte per row."""
+    floats = batch * (6 * n * d_model + 3 * heads * n * n + 2 * heads * n)
+    return 4 * floats + batch * n
+
+
+def run(name, session, frames):
+    path = os.path.join(out, name + ".json")
+    command = [binary, session, "--frame-stats", path, "--size", "1600x1000", "--frames", str(frames)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    failures.check("edit -> visible" in result.stdout and "idle redraw" in result.stdout,
+                   f"{name}: a summary is printed: {result.stdout!r}")
+    return json.load(open(path))
+
+
+def check(name, j, n, frames, background):
+    failures.check(j["n"] == n and j["heads"] == 8 and j["d_model"] == 512 and j["batch"] == 1,
+                   f"{name}: sizes of the session: {j}")
+    failures.check(j["window"] == "1600x1000", f"{name}: window size {j['window']}")
+    failures.check(j["trace_bytes"] == trace_bytes(1, n, 512, 8),
+                   f"{name}: trace bytes {j['trace_bytes']} != {trace_bytes(1, n, 512, 8)}")
+    failures.check(j["computes_in_background"] == background, f"{name}: computes_in_background {j['computes_in_background']}")
+    failures.check(0 < j["startup_s"] < 120, f"{name}: start-up {j['startup_s']} s")
+    idle = j["idle"]
+    failures.check(idle["frames"] == frames and idle["fps"] > 0 and 0 < idle["frame_ms_median"] <= idle["frame_ms_p90"],
+                   f"{name}: idle phase {idle}")
+    rec = j["recompute"]
+    failures.check(rec["frames"] >= frames and rec["seconds"] > 0 and rec["fps"] > 0, f"{name}: recompute phase {rec}")
+    failures.check(rec["edits_shown"] >= 10, f"{name}: at least 10 edits were shown: {rec}")
+    failures.check(abs(rec["fps"] - rec["frames"] / rec["seconds"]) < 1e-6 * rec["fps"] + 1e-9,
+                   f"{name}: fps = frames / seconds: {rec}")
+    # Each frame shows at most one new edit.
+    failures.check(rec["edits_shown"] <= rec["frames"], f"{name}: no more edits shown than frames: {rec}")
+    lat = j["edit_to_visible_ms"]
+    failures.check(lat["samples"] == rec["edits_shown"] and 0 < lat["median"] <= lat["p90"] <= lat["max"],
+                   f"{name}: latency order median <= p90 <= max: {lat}")
+    m = j["machine"]
+    failures.check(m["nproc"] >= 1 and m["renderer"] != "" and len(m["load"].split()) == 3, f"{name}: machine {m}")
+
+
+# n = 256 computes on the worker thread (above SessionModel's threshold): the
+# edit is visible only frames later, so latency spans several frames there.
+check("n256", run("n256", os.path.join(source_dir, "bench/sessions/frame-n256.json"), 8), 256, 8, True)
+
+# A small session written here computes inside the edit, in the same frame.
+small = os.path.join(out, "small.json")
+with open(os.path.join(source_dir, "bench/sessions/frame-n256.json")) as f:
+    session = json.load(f)
+session["x"]["random"]["shape"] = [1, 16, 512]
+with open(small, "w") as f:
+    json.dump(session, f)
+small_stats = run("small", small, 12)
+check("small", small_stats, 16, 12, False)
+# Computed within the edit: every recompute frame shows its own edit.
+failures.check(small_stats["recompute"]["edits_shown"] == small_stats["recompute"]["frames"],
+               f"small: one edit shown per frame when computed in the edit: {small_stats['recompute']}")
+
+result = subprocess.run([binary, "screenshot", "default", "--stage", "weights", "--out", "x.png", "--frame-stats"],
+                        capture_output=True, text=True, timeout=60)
+failures.check(result.returncode == 2 and "--frame-stats" in result.stderr,
+               f"--frame-stats with screenshot is a usage error: {result.returncode} {result.stderr!r}")
+failures.finish()
