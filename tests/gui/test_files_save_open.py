@@ -81,8 +81,8 @@ try:
                        f"the message says the session was not saved and why: {message!r}")
         failures.check(state.get("modified") == "yes", "the session is still modified after the failed save")
         failures.check(state.get("document") == session_path, "still the same document")
-        hold_keys("Escape")
-        app.wait_for(lambda s: "files.dialog" not in s["widgets"], "Escape closes the dialog")
+        app.click(app.settled(), "files.dialog.cancel")
+        app.wait_for(lambda s: "files.dialog" not in s["widgets"], "Cancel closes the dialog")
     failures.check(app.title().startswith("• "), f"still marked unsaved: {app.title()!r}")
 
     # 4. Quit asks first; Don't save.
