@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from gui_test_util import Failures, mean_colour, output_dir, read_png, screenshot
@@ -23,6 +24,10 @@ from gui_test_util import Failures, mean_colour, output_dir, read_png, screensho
 binary = sys.argv[1]
 xdotool = os.environ.get("XDOTOOL") or "xdotool"
 out = output_dir("flash-lessons")
+# Settings and crash-recovery files of our own: a lesson edits the session, and
+# a recovery file left by one run would open a dialog in the next.
+for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+    os.environ[variable] = tempfile.mkdtemp(prefix="attention-lab-xdg-")
 failures = Failures()
 
 # The default preset's sizes (assets/presets/default.json): B = 1, 6 tokens, d_model 8, 2 heads.
