@@ -79,8 +79,9 @@ Reuse decide_reuse(const Plan& now, const Plan* before) {
 // a recycled one is resident already, and its old values are all overwritten.
 class StageRecycler {
  public:
-  // Buffers smaller than this are cheap to allocate; not worth holding.
-  static constexpr Index kMinFloats = Index{1} << 18;  // 1 MiB
+  // Smaller buffers come from malloc's heap cheaply (L = 128's 512 KiB stages still
+  // cost 1 ms of allocating and zeroing: recycled, they cost nothing).
+  static constexpr Index kMinFloats = Index{1} << 14;  // 64 KiB
 
   static StageRecycler& instance() {
     static auto* recycler = new StageRecycler;  // never destroyed: traces may be freed during exit
