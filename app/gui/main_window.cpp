@@ -83,7 +83,6 @@ void draw_main_window(AppState& app) {
 
   draw_status_bar(app);
   ImGui::End();
-  draw_file_windows(app);  // modal dialogs, above everything
 
   // Floating windows, over the layout.
   draw_flash_lab(app);
@@ -99,7 +98,12 @@ void draw_main_window(AppState& app) {
   draw_heads_window(app);
   draw_diff_window(app);
   draw_export_window(app);
-  draw_lessons(app);  // last: it points at widgets drawn above
+  draw_lessons(app);  // it points at widgets drawn above
+  // Modal dialogs last, above everything. ImGui 1.86 asserts (blocking_modal
+  // != NULL, its issue #4920) when a window appears after a modal that is
+  // begun for the first time in the same frame, e.g. a lab or lesson opened at
+  // start-up under the recovery question; after all other windows it cannot.
+  draw_file_windows(app);
 }
 
 }  // namespace al::gui
