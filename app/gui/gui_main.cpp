@@ -228,8 +228,11 @@ int run(AppState& app) {
   std::unique_ptr<FrameStats> stats;
   if (options.frame_stats) stats = std::make_unique<FrameStats>(options.frame_stats_out, options.frames > 0 ? options.frames : 120);
   std::string title = window_title(app);
+  // A screenshot and --frames N draw every frame until done: nobody may be
+  // there to give the input an idle app waits for.
+  const bool draw_until_done = options.screenshot || options.frames > 0;
   while (!app.quit && !glfwWindowShouldClose(window) && !g_quit_signal) {
-    if (options.screenshot || stats || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
+    if (draw_until_done || stats || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
       glfwPollEvents();
     } else {
       // Sleep until input, or until play mode's next step; wake now and then for signals.
@@ -261,7 +264,7 @@ int run(AppState& app) {
       stats->before_frame(app);
       frames_to_draw = std::max(frames_to_draw, 1);
     }
-    if (frames_to_draw == 0 && !options.screenshot) continue;
+    if (frames_to_draw == 0 && !draw_until_done) continue;
     frames_to_draw = std::max(0, frames_to_draw - 1);
 
     const std::uint64_t revision = app.model.revision();
