@@ -6,7 +6,9 @@ and SIGKILL the app while it waits there.
 Expected: the session file is byte for byte the one before the save.
 Run 2, same XDG folders: the app offers the recovery; Restore brings the edit
 back (marked unsaved, from the same file); the session written on exit holds
-the edit; a clean exit removes the recovery file."""
+the edit; a clean exit removes the recovery file.
+Run 3: the same recovery file with a lesson or a lab open at start: the app
+runs and asks."""
 import glob
 import json
 import os
@@ -63,6 +65,7 @@ finally:
 failures.check(open(session_path, "rb").read() == before, "the session file is exactly the one before the save")
 json.load(open(session_path))  # and it parses
 failures.check(os.path.exists(recovery_path(env)), "the recovery file survives the crash")
+crashed_recovery = open(recovery_path(env), "rb").read()
 
 # Run 2: the recovery prompt.
 saved_on_exit = os.path.join(root, "on-exit.json")
@@ -90,4 +93,20 @@ failures.check(restored_x[0][1:] == original_x[0][1:] and restored_x[1:] == orig
                "the rest of X is the file's")
 failures.check(open(session_path, "rb").read() == before, "restoring does not write the session file by itself")
 failures.check(not os.path.exists(recovery_path(env)), "a clean exit removes the recovery file")
+
+# Run 3: the recovery question at start-up with a lesson or a lab open too
+# (ImGui 1.86 asserted when a window appeared after a modal begun that frame).
+for window_args, window_widget in ((["--lesson", "1"], "lesson.window"), (["--open", "flash"], "flash_lab.window")):
+    with open(recovery_path(env), "wb") as recovery_file:
+        recovery_file.write(crashed_recovery)
+    widgets_path = os.path.join(root, "run3-" + window_widget + ".json")
+    result = subprocess.run([binary, *window_args, "--frames", "8", "--widgets-out", widgets_path],
+                            capture_output=True, text=True, timeout=60, env=env)
+    failures.check(result.returncode == 0, f"{window_args}: runs under the recovery question "
+                                           f"(exit {result.returncode}): {result.stderr}")
+    widgets = json.load(open(widgets_path))["widgets"] if os.path.exists(widgets_path) else {}
+    failures.check("files.recovery.restore" in widgets and window_widget in widgets,
+                   f"{window_args}: the recovery question and {window_widget} are both shown")
+    failures.check(open(recovery_path(env), "rb").read() == crashed_recovery,
+                   f"{window_args}: the unanswered recovery file is kept")
 failures.finish()
