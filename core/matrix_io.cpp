@@ -253,15 +253,17 @@ Result<Tensor> parse_npy(const std::string& bytes, const std::string& name) {
   // A zero dimension makes the array empty, but the other dimensions must still
   // multiply without overflow (every later shape_product() relies on it).
   size_t count = 1;
-  bool too_many = false, has_zero = false;
+  bool too_many = false, has_zero = false, overflows = false;
   for (Index d : shape) {
     if (d == 0) { has_zero = true; continue; }
-    if (count > static_cast<size_t>(std::numeric_limits<Index>::max()) / static_cast<size_t>(d))
-      return parse_error("the shape " + shape_string(shape) + " in the header is not a possible array size");
-    count *= static_cast<size_t>(d);
-    if (count > max_elements) too_many = true;
+    if (overflows || count > static_cast<size_t>(std::numeric_limits<Index>::max()) / static_cast<size_t>(d))
+      overflows = true;
+    else count *= static_cast<size_t>(d);
+    if (overflows || count > max_elements) too_many = true;
   }
   if (has_zero) {
+    if (overflows)
+      return parse_error("the shape " + shape_string(shape) + " in the header is not a possible array size");
     count = 0;
     too_many = false;
   }
