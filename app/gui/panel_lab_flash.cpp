@@ -28,14 +28,6 @@ constexpr const char* kExamplePreset = "default";
 constexpr int kShownOutputColumns = 4;
 constexpr Index kLongLength = 4096;  // a long sequence, to compare the memory at
 
-std::string number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", v);
-  return buffer;
-}
-
 std::string bytes_text(Index bytes) {
   char buffer[48];
   if (bytes < 1024) std::snprintf(buffer, sizeof buffer, "%lld B", static_cast<long long>(bytes));
@@ -228,17 +220,17 @@ void step_table(AppState& app, const FlashLabState& lab, const FlashStep& step) 
     ImGui::TextUnformatted(axis_label(&lab.tokens, step.query_begin + r).c_str());
     ImGui::TableNextColumn();
     const bool grew = step.m_after[r] > step.m_before[r];
-    ImGui::Text("%s → %s", number(step.m_before[r]).c_str(), number(step.m_after[r]).c_str());
+    ImGui::Text("%s → %s", lab_number(step.m_before[r]).c_str(), lab_number(step.m_after[r]).c_str());
     ImGui::TableNextColumn();
-    ImGui::Text("%s → %s", number(step.l_before[r]).c_str(), number(step.l_after[r]).c_str());
+    ImGui::Text("%s → %s", lab_number(step.l_before[r]).c_str(), lab_number(step.l_after[r]).c_str());
     ImGui::TableNextColumn();
     // The factor matters when m grew: the old terms were exponentiated against a smaller max.
-    if (grew) ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "× %s", number(step.rescale[r]).c_str());
-    else ImGui::TextDisabled("× %s", number(step.rescale[r]).c_str());
+    if (grew) ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "× %s", lab_number(step.rescale[r]).c_str());
+    else ImGui::TextDisabled("× %s", lab_number(step.rescale[r]).c_str());
     ImGui::TableNextColumn();
     std::string partial = "[";
     for (Index c = 0; c < shown; ++c)
-      partial += (c ? ", " : "") + number(step.partial_output[r * d_k + c]);
+      partial += (c ? ", " : "") + lab_number(step.partial_output[r * d_k + c]);
     partial += shown < d_k ? ", …]" : "]";
     ImGui::TextUnformatted(partial.c_str());
     ImGui::PopID();
@@ -250,14 +242,14 @@ void memory_and_result(AppState& app, const FlashLabState& lab, bool at_end) {
   const FlashSteps& s = *lab.steps;
   const FlashMemory memory = flash_memory(s.len_q, s.len_kv, s.d_k, s.tiles);
   const double difference = difference_to_plain(lab);
-  app.widgets.set_fact("flash_lab.max_difference", number(difference));
+  app.widgets.set_fact("flash_lab.max_difference", lab_number(difference));
   app.widgets.set_fact("flash_lab.held_bytes", std::to_string(memory.held_bytes));
   app.widgets.set_fact("flash_lab.full_matrix_bytes", std::to_string(memory.full_matrix_bytes));
 
   if (at_end) {
     ImGui::PushStyleColor(ImGuiCol_Text, difference < 1e-5 ? ImVec4(0.5f, 0.9f, 0.5f, 1.0f)
                                                            : ImVec4(1.0f, 0.5f, 0.4f, 1.0f));
-    ImGui::TextWrapped("%s", app.i18n.format("flash_lab.result", {{"diff", number(difference)}}).c_str());
+    ImGui::TextWrapped("%s", app.i18n.format("flash_lab.result", {{"diff", lab_number(difference)}}).c_str());
     ImGui::PopStyleColor();
     app.widgets.add_last_item("flash_lab.result");
   } else {

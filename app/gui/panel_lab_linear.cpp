@@ -20,14 +20,6 @@ namespace {
 constexpr Index kMaxMatrixCells = Index{4} << 20;
 constexpr int kPlotPoints = 64;
 
-std::string number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", v);
-  return buffer;
-}
-
 std::string count_text(double v) {
   char buffer[32];
   if (v < 1e6) std::snprintf(buffer, sizeof buffer, "%.0f", v);
@@ -128,8 +120,8 @@ void outputs(AppState& app, const LinearLabState& lab, const Trace& trace, Index
   const Tensor& softmax_all = *softmax_output;
   const double diff = max_abs_difference(lab.result->output.data.data(), softmax_all.data.data(),
                                          std::min(softmax_all.size(), lab.result->output.size()));
-  app.widgets.set_fact("linear_lab.max_difference", number(diff));
-  ImGui::TextWrapped("%s", app.i18n.format("linear_lab.max_difference", {{"diff", number(diff)}}).c_str());
+  app.widgets.set_fact("linear_lab.max_difference", lab_number(diff));
+  ImGui::TextWrapped("%s", app.i18n.format("linear_lab.max_difference", {{"diff", lab_number(diff)}}).c_str());
   if (session.config.dropout.training && session.config.dropout.p > 0)
     ImGui::TextDisabled("%s", app.tr("linear_lab.dropout_note"));
 }

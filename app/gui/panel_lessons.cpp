@@ -6,7 +6,6 @@
 // quotes is read from the trace on screen.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "panels.hpp"
 #include "session_io.hpp"
@@ -39,14 +38,6 @@ constexpr int kLessonCount = static_cast<int>(sizeof kLessons / sizeof kLessons[
 
 const ImU32 kHighlight = IM_COL32(64, 224, 255, 255);
 
-std::string number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", v);
-  return buffer;
-}
-
 std::string token(const std::vector<std::string>& tokens, Index i) {
   return i < static_cast<Index>(tokens.size()) ? tokens[i] : std::to_string(i);
 }
@@ -65,23 +56,23 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
   const Index c = std::min(lesson.pin_col, d.len_kv - 1);
   const auto& key_tokens = session.config.attention == AttentionKind::Cross ? session.tokens_kv : session.tokens;
   std::string q_row = "[";
-  for (Index j = 0; j < d.d_k; ++j) q_row += (j ? ", " : "") + number(cell(trace, Stage::Q, r, j));
+  for (Index j = 0; j < d.d_k; ++j) q_row += (j ? ", " : "") + lab_number(cell(trace, Stage::Q, r, j));
   q_row += "]";
   return {{"d_model", std::to_string(d.d_model)},
           {"d_k", std::to_string(d.d_k)},
           {"h", std::to_string(d.heads)},
           {"lq", std::to_string(d.len_q)},
           {"lk", std::to_string(d.len_kv)},
-          {"sqrt_d_k", number(std::sqrt(static_cast<double>(d.d_k)))},
-          {"fill", number(trace.mask_fill)},
+          {"sqrt_d_k", lab_number(std::sqrt(static_cast<double>(d.d_k)))},
+          {"fill", lab_number(trace.mask_fill)},
           {"q_tok", token(session.tokens, r)},
           {"k_tok", token(key_tokens, c)},
           {"q_row", q_row},
-          {"score", number(cell(trace, Stage::Scores, r, c))},
-          {"scaled", number(cell(trace, Stage::Scaled, r, c))},
-          {"masked", number(cell(trace, Stage::Masked, r, c))},
-          {"weight", number(cell(trace, Stage::Weights, r, c))},
-          {"context", number(cell(trace, Stage::Context, r, 0))}};
+          {"score", lab_number(cell(trace, Stage::Scores, r, c))},
+          {"scaled", lab_number(cell(trace, Stage::Scaled, r, c))},
+          {"masked", lab_number(cell(trace, Stage::Masked, r, c))},
+          {"weight", lab_number(cell(trace, Stage::Weights, r, c))},
+          {"context", lab_number(cell(trace, Stage::Context, r, 0))}};
 }
 
 // Sets the example of a lesson up: its preset (only if the tour did not just load
