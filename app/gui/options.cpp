@@ -16,10 +16,12 @@ const char* usage_text() {
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
          "                     [--size WxH] [--lang en|zh] [--head N] [--tab config|matrices|mask]\n"
          "                     [--widgets-out FILE]\n"
-         "       --lesson N opens the guided tour at step N (1, 2, ...)\n"
          "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
          "                  explain, token_lines, heads, diff, export,\n"
          "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz\n"
+         "       --lesson N opens the guided tour at step N (1, 2, ...)\n"
+         "       --pin STAGE:BATCH:HEAD:ROW:COL pins a cell at start (HEAD avg: the average)\n"
+         "       --snapshot <preset | session.json> opens the diff view with that session's trace as \"before\"\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
          "                  fps while an edit is recomputed every frame, edit->visible latency and\n"
          "                  start-up (N frames per phase, default 120; shows the weights stage), then quits\n"
@@ -101,10 +103,6 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->tab) ||
           (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
         return "--tab takes config, matrices or mask";
-    } else if (arg == "--lesson") {
-      if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
-        return "--lesson takes a step number (1, 2, ...)";
-      options->lesson -= 1;
     } else if (arg == "--open") {
       if (!value(&text) || !known_window(text))
         return "--open takes a window name: " + std::string(known_window_names());
@@ -113,6 +111,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->snapshot)) return "--snapshot needs a preset or session file";
     } else if (arg == "--pin") {
       if (!value(&options->pin)) return "--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1";
+    } else if (arg == "--lesson") {
+      if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
+        return "--lesson takes a step number (1, 2, ...)";
+      options->lesson -= 1;
     } else if (arg == "--widgets-out") {
       if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
     } else if (arg == "--save-on-exit") {
