@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import time
 
-XDOTOOL = os.environ.get("XDOTOOL") or "xdotool"
+from gui_test_util import hold_keys, xdotool  # noqa: F401 (re-exported to the file tests)
 
 
 def user_dirs(label):
@@ -25,21 +25,6 @@ def recovery_path(env):
 
 def settings_path(env):
     return os.path.join(env["XDG_CONFIG_HOME"], "attention-lab", "settings.json")
-
-
-def xdotool(*args):
-    return subprocess.run([XDOTOOL, *map(str, args)], check=True, timeout=20,
-                          capture_output=True, text=True).stdout
-
-
-def hold_keys(*keys):
-    """Held ~0.15 s: ImGui 1.86 loses a key pressed and released within one frame."""
-    for key in keys:
-        xdotool("keydown", key)
-    time.sleep(0.15)
-    for key in reversed(keys):
-        xdotool("keyup", key)
-    time.sleep(0.2)
 
 
 class App:

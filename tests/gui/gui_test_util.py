@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 VIRIDIS = [(68, 1, 84), (72, 40, 120), (62, 73, 137), (49, 104, 142), (38, 130, 142),
@@ -120,3 +121,22 @@ def output_dir(label):
         os.makedirs(path, exist_ok=True)
         return path
     return tempfile.mkdtemp(prefix="attention-lab-" + label + "-")
+
+
+XDOTOOL = os.environ.get("XDOTOOL") or "xdotool"
+
+
+def xdotool(*args):
+    """Runs xdotool; returns what it printed."""
+    return subprocess.run([XDOTOOL, *map(str, args)], check=True, timeout=20,
+                          capture_output=True, text=True).stdout
+
+
+def hold_keys(*keys):
+    """Held ~0.15 s: ImGui 1.86 loses a key pressed and released within one frame."""
+    for key in keys:
+        xdotool("keydown", key)
+    time.sleep(0.15)
+    for key in reversed(keys):
+        xdotool("keyup", key)
+    time.sleep(0.2)

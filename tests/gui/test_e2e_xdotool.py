@@ -11,10 +11,9 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import Failures, output_dir
+from gui_test_util import hold_keys, xdotool, Failures, output_dir
 
 binary = sys.argv[1]
-xdotool = os.environ.get("XDOTOOL") or "xdotool"
 out = output_dir("e2e")
 failures = Failures()
 widgets_path = os.path.join(out, "widgets.json")
@@ -24,10 +23,6 @@ PRESET = "default"
 for stale in (widgets_path, saved_path, baseline_path):
     if os.path.exists(stale):
         os.remove(stale)
-
-
-def run_xdotool(*args):
-    subprocess.run([xdotool, *map(str, args)], check=True, timeout=20)
 
 
 def widgets():
@@ -67,18 +62,9 @@ def centre(state, name, dx=0.5, dy=0.5):
 
 
 def click(window, x, y, repeat=1):
-    run_xdotool("mousemove", "--window", window, x, y)
+    xdotool("mousemove", "--window", window, x, y)
     time.sleep(0.15)
-    run_xdotool("click", "--repeat", repeat, "--delay", 80, 1)
-    time.sleep(0.2)
-
-
-def hold_keys(*keys):
-    for key in keys:
-        run_xdotool("keydown", key)
-    time.sleep(0.15)
-    for key in reversed(keys):
-        run_xdotool("keyup", key)
+    xdotool("click", "--repeat", repeat, "--delay", 80, 1)
     time.sleep(0.2)
 
 
@@ -97,14 +83,13 @@ app = subprocess.Popen([binary, PRESET, "--lang", "en", "--size", "1600x1000", "
                         "--save-on-exit", saved_path, "--out", os.path.join(out, "last-frame.png")])
 try:
     state = wait_for(lambda s: "stepper.next" in s["widgets"], "the app's first frame", 30)
-    window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
-                            capture_output=True, text=True, timeout=20).stdout.split()[0]
+    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
     failures.check(state["step"] == "x", f"starts at step x, got {state['step']}")
 
     # 1. The stepper: Next, then the → key.
     click(window, *centre(state, "stepper.next"))
     state = wait_for(lambda s: s["step"] == "qkv", "Next moves to Q/K/V")
-    run_xdotool("mousemove", "--window", window, 5, 500)  # over the window, on no widget
+    xdotool("mousemove", "--window", window, 5, 500)  # over the window, on no widget
     hold_keys("Right")
     state = wait_for(lambda s: s["step"] == "scores", "→ moves to QKᵀ")
 
@@ -134,21 +119,21 @@ try:
         revision = int(state["revision"])
         # Ctrl+click starts typing, like a double-click, but does not depend on
         # how xdotool's instant press/release pairs fall into frames.
-        run_xdotool("mousemove", "--window", window, *centre(state, cell))
+        xdotool("mousemove", "--window", window, *centre(state, cell))
         time.sleep(0.15)
-        run_xdotool("keydown", "ctrl")
+        xdotool("keydown", "ctrl")
         time.sleep(0.1)
-        run_xdotool("click", 1)
+        xdotool("click", 1)
         time.sleep(0.1)
-        run_xdotool("keyup", "ctrl")
+        xdotool("keyup", "ctrl")
         wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+clicking {cell} starts typing")
-        run_xdotool("type", "--delay", 60, text)  # replaces the selected old value
+        xdotool("type", "--delay", 60, text)  # replaces the selected old value
         hold_keys("Return")
         state = wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell} edits the session")
 
     # 4. Undo the last edit.
     revision = int(state["revision"])
-    run_xdotool("mousemove", "--window", window, 5, 500)
+    xdotool("mousemove", "--window", window, 5, 500)
     hold_keys("ctrl", "z")
     state = wait_for(lambda s: int(s["revision"]) > revision, "Ctrl+Z undoes")
 
@@ -165,7 +150,7 @@ try:
     failures.check(error_rect is not None and 0 <= error_rect["y"] - (heads_rect["y"] + heads_rect["h"]) < 40,
                    f"the error is shown right below the heads field ({error_rect} vs {heads_rect})")
     failures.check(f"heatmap.{state['step']}.h0" in state["widgets"], "the last valid heatmaps stay on screen")
-    run_xdotool("mousemove", "--window", window, 5, 500)
+    xdotool("mousemove", "--window", window, 5, 500)
     hold_keys("ctrl", "z")
     state = wait_for(lambda s: s["error"] == "", "Ctrl+Z removes the invalid edit")
 

@@ -19,10 +19,9 @@ import sys
 import tempfile
 import time
 
-from gui_test_util import Failures, mean_colour, output_dir, read_png, screenshot
+from gui_test_util import xdotool, Failures, mean_colour, output_dir, read_png, screenshot
 
 binary = sys.argv[1]
-xdotool = os.environ.get("XDOTOOL") or "xdotool"
 out = output_dir("flash-lessons")
 # Settings and crash-recovery files of our own: a lesson edits the session, and
 # a recovery file left by one run would open a dialog in the next.
@@ -115,10 +114,6 @@ for lang in ("en", "zh"):
 
 
 # xdotool: lesson Next moves the stepper; the flash lab's "to the end" shows the result.
-def run_xdotool(*args):
-    subprocess.run([xdotool, *map(str, args)], check=True, timeout=20)
-
-
 widgets_path = os.path.join(out, "live.json")
 if os.path.exists(widgets_path):
     os.remove(widgets_path)
@@ -139,9 +134,9 @@ def wait_for(predicate, what, timeout=15.0):
 
 
 def click(window, rect):
-    run_xdotool("mousemove", "--window", window, int(rect["x"] + rect["w"] / 2), int(rect["y"] + rect["h"] / 2))
+    xdotool("mousemove", "--window", window, int(rect["x"] + rect["w"] / 2), int(rect["y"] + rect["h"] / 2))
     time.sleep(0.2)
-    run_xdotool("click", 1)
+    xdotool("click", 1)
     time.sleep(0.2)
 
 
@@ -150,8 +145,7 @@ app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000"
 try:
     state = wait_for(lambda s: "lesson.next" in s["widgets"] and "flash_lab.to_end" in s["widgets"],
                      "the lesson and the flash lab", 30)
-    window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
-                            capture_output=True, text=True, timeout=20).stdout.split()[0]
+    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
     if state:
         failures.check(state["step"] == "qkv", f"lesson 1 starts at qkv, got {state['step']}")
         click(window, state["widgets"]["lesson.next"])

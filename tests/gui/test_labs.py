@@ -16,10 +16,9 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
+from gui_test_util import hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
 
 binary = sys.argv[1]
-xdotool = os.environ.get("XDOTOOL") or "xdotool"
 out = output_dir("labs")
 failures = Failures()
 
@@ -84,10 +83,6 @@ if os.path.exists(widgets_path):
     os.remove(widgets_path)
 
 
-def run_xdotool(*args):
-    subprocess.run([xdotool, *map(str, args)], check=True, timeout=20)
-
-
 def wait_for(predicate, what, timeout=15.0):
     state = None
     deadline = time.time() + timeout
@@ -109,18 +104,10 @@ def centre(state, name):
 
 
 def click(window, x, y):
-    run_xdotool("mousemove", "--window", window, x, y)
+    xdotool("mousemove", "--window", window, x, y)
     time.sleep(0.15)
-    run_xdotool("click", 1)
+    xdotool("click", 1)
     time.sleep(0.3)
-
-
-def press(key):
-    # Held across frames: ImGui 1.86 loses a key pressed and released within one frame.
-    run_xdotool("keydown", key)
-    time.sleep(0.15)
-    run_xdotool("keyup", key)
-    time.sleep(0.2)
 
 
 def answer_of(question):
@@ -140,8 +127,8 @@ def answer(window, state, wrong=False):
         click(window, *centre(state, f"labs.quiz.key{key}"))
     else:
         click(window, *centre(state, "labs.quiz.answer"))
-        run_xdotool("type", "--delay", 60, "12345" if wrong else f"{value:.4f}")
-        press("Return")
+        xdotool("type", "--delay", 60, "12345" if wrong else f"{value:.4f}")
+        hold_keys("Return")
 
 
 app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000", "--open", "quiz",
@@ -149,8 +136,7 @@ app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000"
                         "--out", os.path.join(out, "interactive-last-frame.png")])
 try:
     state = wait_for(lambda s: "labs.quiz.next" in s["widgets"] and "quiz.question" in s, "the quiz", 30)
-    window = subprocess.run([xdotool, "search", "--sync", "--onlyvisible", "--name", "Attention Lab"],
-                            capture_output=True, text=True, timeout=20).stdout.split()[0]
+    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
     print("question:", state["quiz.question"], "answer:", answer_of(state["quiz.question"]))
     answer(window, state)
     state = wait_for(lambda s: s.get("quiz.score") == "1/1", "a right answer scores 1/1")
@@ -163,16 +149,16 @@ try:
 
     # Softmax stability: Ctrl+click the scale slider and type ×1000: the naive softmax breaks.
     failures.check(state.get("labs.stability.naive_broken") == "no", "at ×1 the naive softmax is fine")
-    run_xdotool("mousemove", "--window", window, *centre(state, "labs.stability.scale"))
+    xdotool("mousemove", "--window", window, *centre(state, "labs.stability.scale"))
     time.sleep(0.15)
-    run_xdotool("keydown", "ctrl")
+    xdotool("keydown", "ctrl")
     time.sleep(0.1)
-    run_xdotool("click", 1)
+    xdotool("click", 1)
     time.sleep(0.2)
-    run_xdotool("keyup", "ctrl")
+    xdotool("keyup", "ctrl")
     time.sleep(0.2)
-    run_xdotool("type", "--delay", 60, "1000")
-    press("Return")
+    xdotool("type", "--delay", 60, "1000")
+    hold_keys("Return")
     wait_for(lambda s: s.get("labs.stability.naive_broken") == "yes", "×1000 breaks the naive softmax")
     app.terminate()  # SIGTERM closes the app normally
     app.wait(timeout=20)
