@@ -178,6 +178,9 @@ int run(AppState& app) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; settings persistence is issue 5's
   ImGui::StyleColorsDark();
+  // Opaque floating windows: the dark style's 6% see-through let the matrices
+  // behind a lab or the Explain window show through its text.
+  ImGui::GetStyle().Colors[ImGuiCol_WindowBg].w = 1.0f;
   ImGui::GetStyle().ScaleAllSizes(ui_scale);
 
   std::vector<std::string> ui_texts = app.i18n.all_strings();
