@@ -140,3 +140,18 @@ def hold_keys(*keys):
     for key in reversed(keys):
         xdotool("keyup", key)
     time.sleep(0.2)
+
+
+def wait_for_widgets(widgets_path, predicate, timeout=15.0):
+    """Polls the app's --widgets-out JSON until predicate(state) holds; returns
+    (state, True), or the last state read and False on time-out."""
+    deadline, state = time.time() + timeout, None
+    while time.time() < deadline:
+        try:
+            state = json.load(open(widgets_path))
+            if predicate(state):
+                return state, True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return state, False

@@ -12,14 +12,13 @@ the real app under Xvfb, in English and Chinese.
 - xdotool: clicking the lesson's Next moves the stepper (widget JSON), and the
   flash lab's "to the end" shows the result line.
 No missing glyphs in either language."""
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
-from gui_test_util import xdotool, Failures, mean_colour, output_dir, read_png, screenshot
+from gui_test_util import wait_for_widgets, xdotool, Failures, mean_colour, output_dir, screenshot
 
 binary = sys.argv[1]
 out = output_dir("flash-lessons")
@@ -120,16 +119,8 @@ if os.path.exists(widgets_path):
 
 
 def wait_for(predicate, what, timeout=15.0):
-    deadline, state = time.time() + timeout, None
-    while time.time() < deadline:
-        try:
-            state = json.load(open(widgets_path))
-            if predicate(state):
-                return state
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.05)
-    failures.check(False, f"timed out waiting for: {what}")
+    state, ok = wait_for_widgets(widgets_path, predicate, timeout)
+    failures.check(ok, f"timed out waiting for: {what}")
     return state
 
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
+from gui_test_util import wait_for_widgets, hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
 
 binary = sys.argv[1]
 out = output_dir("labs")
@@ -84,17 +84,8 @@ if os.path.exists(widgets_path):
 
 
 def wait_for(predicate, what, timeout=15.0):
-    state = None
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            state = json.load(open(widgets_path))
-            if predicate(state):
-                return state
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.05)
-    failures.check(False, f"timed out waiting for: {what} (score {state and state.get('quiz.score')})")
+    state, ok = wait_for_widgets(widgets_path, predicate, timeout)
+    failures.check(ok, f"timed out waiting for: {what} (score {state and state.get('quiz.score')})")
     return state
 
 
