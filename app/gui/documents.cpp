@@ -188,6 +188,19 @@ void request_open(AppState& app, const std::string& path) {
   open_document(app, path);
 }
 
+namespace {
+
+// After a successful open or save: `path` is now the document's file.
+void become_document(AppState& app, const std::string& path) {
+  app.files.path = absolute_path(path);
+  app.document = display_name(path);
+  app.files.dialog.folder = fs::path(app.files.path).parent_path().string();
+  remember_recent(app, app.files.path);
+  forget_recovery(app);
+}
+
+}  // namespace
+
 bool open_document(AppState& app, const std::string& path) {
   auto loaded = load_session_file_for_editing(path);
   if (!loaded) {
@@ -196,11 +209,7 @@ bool open_document(AppState& app, const std::string& path) {
   }
   app.model.reset(std::move(loaded->session));
   app.view.error_control.clear();
-  app.files.path = absolute_path(path);
-  app.document = display_name(path);
-  app.files.dialog.folder = fs::path(app.files.path).parent_path().string();
-  remember_recent(app, app.files.path);
-  forget_recovery(app);
+  become_document(app, path);
   return true;
 }
 
@@ -208,15 +217,11 @@ bool save_document(AppState& app, const std::string& path) {
   app.model.wait_idle();
   if (auto error = save_session_file(path, app.model.session())) {
     // The session stays open and marked modified: nothing is lost.
-    show_message(app, app.i18n.format("files.save_failed", {{"error", error->message}}));
+    show_message(app, app.i18n.format("files.save_failed", {{"error", app.i18n.error_message(*error)}}));
     return false;
   }
   app.model.mark_saved();
-  app.files.path = absolute_path(path);
-  app.document = display_name(path);
-  app.files.dialog.folder = fs::path(app.files.path).parent_path().string();
-  remember_recent(app, app.files.path);
-  forget_recovery(app);
+  become_document(app, path);
   return true;
 }
 
