@@ -64,9 +64,9 @@ Result<std::optional<Recovery>> read_recovery_file(const std::string& path) {
       !saved_at->is_number_integer() || session == root.end())
     return unreadable(path, "'original_path', 'saved_at_unix_ms' or 'session' is missing");
   // Saved sessions hold every matrix inline, so no folder is needed to resolve files.
-  Result<Session> loaded = parse_session_json(session->dump(), "", "recovery file '" + path + "'");
+  auto loaded = parse_session_json_for_editing(session->dump(), "", "recovery file '" + path + "'");
   if (!loaded) return loaded.error();
-  Recovery r{std::move(*loaded), original->get<std::string>(),
+  Recovery r{std::move(loaded->session), std::move(loaded->unfit), original->get<std::string>(),
              system_clock::time_point(std::chrono::milliseconds(saved_at->get<std::int64_t>()))};
   return std::optional<Recovery>(std::move(r));
 }

@@ -15,6 +15,10 @@ namespace al {
 
 struct Recovery {
   Session session;
+  // Sizes that do not fit together (heads not dividing d_model, a mask of the
+  // wrong shape): the learner was in the middle of fixing them; restored as
+  // they are, with this error shown, as opening such a session file does.
+  std::optional<Error> unfit;
   std::string original_path;  // the file being edited; empty for a preset or a new session
   std::chrono::system_clock::time_point saved_at;
 };

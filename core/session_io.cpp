@@ -676,23 +676,28 @@ Result<Session> parse_session_json(const std::string& text, const std::string& b
   }
 }
 
-Result<LoadedSession> load_session_file_for_editing(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) return text.error();
-  const fs::path folder = fs::path(path).parent_path();
+Result<LoadedSession> parse_session_json_for_editing(const std::string& text, const std::string& base_dir,
+                                                     const std::string& name) {
   try {
-    const json root = parse_json_checked(*text, path);
-    LoadedSession loaded{SessionReader(path, folder.empty() ? "." : folder.string(), false).read(root), {}};
+    const json root = parse_json_checked(text, name);
+    LoadedSession loaded{SessionReader(name, base_dir, false).read(root), {}};
     if (auto unfit = validate(loaded.session)) {
       loaded.unfit = std::move(unfit);
-      loaded.unfit->message = path + ": " + loaded.unfit->message;
+      loaded.unfit->message = name + ": " + loaded.unfit->message;
     }
     return loaded;
   } catch (const LoadFailure& f) {
     return f.error;
   } catch (const std::bad_alloc&) {
-    return make_error(ErrorCode::TooLarge, path + ": not enough memory to load this session.", {{"file", path}});
+    return make_error(ErrorCode::TooLarge, name + ": not enough memory to load this session.", {{"file", name}});
   }
+}
+
+Result<LoadedSession> load_session_file_for_editing(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  const fs::path folder = fs::path(path).parent_path();
+  return parse_session_json_for_editing(*text, folder.empty() ? "." : folder.string(), path);
 }
 
 Result<Session> load_session_file(const std::string& path) {

@@ -23,6 +23,10 @@ struct LoadedSession {
   std::optional<Error> unfit;
 };
 Result<LoadedSession> load_session_file_for_editing(const std::string& path);
+// The same from text (the recovery file embeds a session that may be unfit);
+// `name_for_errors` starts the unfit message as the path does above.
+Result<LoadedSession> parse_session_json_for_editing(const std::string& text, const std::string& base_dir,
+                                                     const std::string& name_for_errors);
 
 // Weights are written in math layout, matrices as nested arrays (non-finite
 // values as "NaN", "Infinity", "-Infinity").

@@ -6,7 +6,7 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libstb-dev doctest-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libepoxy-dev libgl-dev libgl1-mesa-dri libglx-mesa0
   libfontconfig-dev fonts-noto-cjk fonts-dejavu-core
-  xvfb xauth xdotool x11-utils
+  xvfb xauth xdotool x11-utils python3-xlib  # python3-xlib: the drag-and-drop test's XDND source
   python3 python3-numpy
   clang libclang-rt-14-dev libomp-14-dev  # tools/fuzz.sh: libFuzzer and OpenMP for clang
   python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer

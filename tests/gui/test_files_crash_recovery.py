@@ -8,7 +8,10 @@ Run 2, same XDG folders: the app offers the recovery; Restore brings the edit
 back (marked unsaved, from the same file); the session written on exit holds
 the edit; a clean exit removes the recovery file.
 Run 3: the same recovery file with a lesson or a lab open at start: the app
-runs and asks."""
+runs and asks.
+Run 4: a recovery file whose session has heads not dividing d_model (a learner
+in the middle of fixing sizes): Restore brings it back as it was, with the
+heads error on screen, editable and saved as it is."""
 import glob
 import json
 import os
@@ -109,4 +112,36 @@ for window_args, window_widget in ((["--lesson", "1"], "lesson.window"), (["--op
                    f"{window_args}: the recovery question and {window_widget} are both shown")
     failures.check(open(recovery_path(env), "rb").read() == crashed_recovery,
                    f"{window_args}: the unanswered recovery file is kept")
+
+# Run 4: an unfit session in the recovery file.
+unfit_recovery = json.loads(crashed_recovery)
+d_model = unfit_recovery["session"]["config"]["d_model"]
+heads = next(h for h in range(2, d_model) if d_model % h)
+unfit_recovery["session"]["config"]["num_heads"] = heads
+with open(recovery_path(env), "w") as recovery_file:
+    json.dump(unfit_recovery, recovery_file)
+saved_unfit = os.path.join(root, "unfit-on-exit.json")
+app = App(binary, [session_path, "--save-on-exit", saved_unfit], env, root, "run4", failures)
+try:
+    app.wait_for(lambda s: "files.recovery.restore" in s["widgets"], "the start offers the unfit session", 30)
+    app.find_window()
+    state = app.settled()
+    failures.check(state.get("error") == "", f"the file opened first fits: {state.get('error')!r}")
+    app.click(state, "files.recovery.restore")
+    state = app.wait_for(lambda s: s.get("modified") == "yes" and "files.recovery" not in s["widgets"],
+                         "Restore brings the unfit session back")
+    failures.check(state.get("error") == "heads_do_not_divide",
+                   f"the heads error is shown after restoring: {state.get('error')!r}")
+    failures.check(state.get("document") == session_path, "restored into the file it came from")
+    app.away()
+    hold_keys("ctrl", "q")
+    failures.check(app.wait_exit() == 0, f"quits cleanly ({app.process.returncode})")
+finally:
+    app.kill()
+if os.path.exists(saved_unfit):
+    kept = json.load(open(saved_unfit))
+    failures.check(kept["config"]["num_heads"] == heads, f"the restored head count {heads} is kept, editable")
+    failures.check(abs(x_matrix(saved_unfit)[0][0] - 7.5) < 1e-6, "with the edit of the crashed run")
+else:
+    failures.check(False, "the restored session is saved on exit")
 failures.finish()
