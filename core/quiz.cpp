@@ -46,7 +46,7 @@ bool quiz_value_matches(float expected, double typed) {
   return error <= 1e-2 || error <= 1e-2 * std::abs(static_cast<double>(expected));
 }
 
-std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t seed) {
+std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t seed, QuizHide hide) {
   const Dims& d = trace.dims;
   if (d.batch <= 0 || d.heads <= 0 || d.len_q <= 0 || d.len_kv <= 0) return std::nullopt;
   std::uint64_t counter = 0;
@@ -58,7 +58,10 @@ std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t
   // A few random draws find a good cell in any trace that has one.
   for (int attempt = 0; attempt < 64; ++attempt) {
     QuizQuestion q;
-    q.kind = draw(3) == 0 ? QuizKind::Argmax : QuizKind::Value;
+    // With one cell covered the rest of its row stays on screen and gives the
+    // argmax away, so that mode asks only for values.
+    const bool argmax = draw(3) == 0;
+    q.kind = argmax && hide == QuizHide::Stage ? QuizKind::Argmax : QuizKind::Value;
     q.batch = draw(d.batch);
     q.row = draw(d.len_q);
     if (row_fully_masked(trace, q.batch, q.row)) continue;

@@ -90,7 +90,10 @@ void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
       0.0f,              2.0f / (t - b),    0.0f,  0.0f,
       0.0f,              0.0f,              -1.0f, 0.0f,
       (r + l) / (l - r), (t + b) / (b - t), 0.0f,  1.0f};
+  draw_quad(c, projection, ImVec2((c.max.x - c.min.x) * scale.x / c.cols, (c.max.y - c.min.y) * scale.y / c.rows));
+}
 
+void HeatmapRenderer::draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels) {
   glUseProgram(program_.id());
   glUniformMatrix4fv(program_.uniform("u_projection"), 1, GL_FALSE, projection);
   glUniform1i(program_.uniform("u_values"), 0);
@@ -100,8 +103,7 @@ void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
   glUniform1f(program_.uniform("u_low"), c.style.low);
   glUniform1f(program_.uniform("u_high"), c.style.high);
   glUniform2f(program_.uniform("u_cells"), static_cast<float>(c.cols), static_cast<float>(c.rows));
-  glUniform2f(program_.uniform("u_cell_pixels"), (c.max.x - c.min.x) * scale.x / c.cols,
-              (c.max.y - c.min.y) * scale.y / c.rows);
+  glUniform2f(program_.uniform("u_cell_pixels"), cell_pixels.x, cell_pixels.y);
   const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   glUniform3f(program_.uniform("u_grid_colour"), grid.x, grid.y, grid.z);
 

@@ -8,7 +8,9 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gl_resources.hpp"
 #include "matrix_view.hpp"
@@ -59,6 +61,12 @@ class HeatmapRenderer {
   // `mask` (same size, 1 = attend) may be 0.
   void draw(ImDrawList* draw_list, ImVec2 rect_min, ImVec2 rect_max, GLuint values,
             GLuint mask, int rows, int cols, const HeatmapStyle& style);
+  // Draws the same heatmap into an offscreen framebuffer of width x height
+  // pixels, without grid lines, and reads it back as RGB rows bottom-up
+  // (gl_heatmap_export.cpp). An error message when GL cannot.
+  std::optional<std::string> render_offscreen(GLuint values, GLuint mask, int rows, int cols,
+                                              const HeatmapStyle& style, int width, int height,
+                                              std::vector<unsigned char>* rgb);
 
  private:
   struct Command {
@@ -70,6 +78,8 @@ class HeatmapRenderer {
   };
   static void render_callback(const ImDrawList* list, const ImDrawCmd* cmd);
   void render(const Command& c, const ImDrawCmd& cmd);
+  // The program's uniforms, textures and quad; `projection` maps c.min..c.max to clip space.
+  void draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels);
 
   GlProgram program_;
   GLuint vao_ = 0, vbo_ = 0;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "heatmap_png.hpp"
+
 namespace al::gui {
 
 namespace {
@@ -107,6 +109,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   const bool hovered = ImGui::IsItemHovered();
   const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
   interaction.held = ImGui::IsItemActive();
+  heatmap_png_hooks(app, spec);  // right-click: save as PNG
 
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const GLuint mask_texture = spec.mask.valid() ? app.textures.get(spec.mask) : 0;
@@ -135,6 +138,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
     for (Index r = 0; r < m.rows; ++r)
       for (Index c = 0; c < m.cols; ++c) {
+        if (quiz_covers(app, spec.name, r, c)) continue;
         const float v = m.at(r, c);
         const std::string label = format_value(v, true);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
@@ -146,6 +150,8 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       }
   }
 
+  draw_quiz_cover(app, spec.name, grid_min, cell);
+
   // Hover: the value and its row/column tokens. Click: pin (click again: unpin).
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if ((hovered || interaction.held) && mouse.x >= grid_min.x && mouse.x < grid_max.x &&
@@ -155,7 +161,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
     interaction.col = std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell), 0, m.cols - 1);
     interaction.clicked = clicked;
   }
-  if (interaction.has_cell && hovered) {
+  if (interaction.has_cell && hovered && !quiz_covers(app, spec.name, interaction.row, interaction.col)) {
     CellRef cell_ref{spec.name, interaction.row, interaction.col};
     app.view.hovered = cell_ref;
     const float v = m.at(cell_ref.row, cell_ref.col);

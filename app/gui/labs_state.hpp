@@ -58,6 +58,12 @@ struct QuizState {
   bool answered = false, correct = false;
   char typed[64] = "";
   int correct_count = 0, asked_count = 0;  // the score
+  bool hide_cell = false;  // one-cell mode: only the asked cell is covered, the stage stays on screen
+  // While a one-cell question is open: the heatmaps (widget names) showing the
+  // asked matrix, covered at (covered_row, covered_col) when batch `covered_batch` is shown.
+  std::vector<std::string> covered_heatmaps;
+  Index covered_batch = 0, covered_row = 0, covered_col = 0;
+  ImVec2 cover_min, cover_max;  // where the cover was last drawn: the window keeps off it
 };
 
 struct LabsState {
@@ -73,6 +79,11 @@ void draw_mask_fill_lab(AppState& app);   // panel_lab_mask_fill.cpp
 void draw_stability_lab(AppState& app);   // panel_lab_stability.cpp
 void draw_fused_lab(AppState& app);       // panel_lab_fused.cpp
 void draw_quiz(AppState& app);            // panel_quiz.cpp
+// One-cell quiz, for heatmap_widget: whether cell (row, col) of heatmap `name` is
+// covered, and the cover itself (an opaque "?" box) over a heatmap whose grid
+// starts at `grid_min` with square cells of side `cell`.
+bool quiz_covers(const AppState& app, const std::string& name, Index row, Index col);
+void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, float cell);
 
 // Shared by these labs (labs_common.cpp).
 // A number as a learner reads it: 4 significant digits, NaN, ∞, −∞.
@@ -98,5 +109,7 @@ constexpr ImU32 kRawColour = IM_COL32(240, 140, 60, 255);     // without scaling
 constexpr ImU32 kScaledColour = IM_COL32(90, 170, 250, 255);  // scaled / stable
 const ImVec4 kBadText = ImVec4(1.0f, 0.45f, 0.4f, 1.0f);
 const ImVec4 kGoodText = ImVec4(0.45f, 0.85f, 0.45f, 1.0f);
+// The one-cell quiz's cover: darker than any colormap colour, so it never reads as a value.
+constexpr ImU32 kQuizCoverColour = IM_COL32(24, 24, 30, 255);
 
 }  // namespace al::gui
