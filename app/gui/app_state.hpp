@@ -40,6 +40,9 @@ struct Options {
   int lesson = -1;               // --lesson N: the guided tour open at step N (0-based)
   std::string pin;               // --pin stage:batch:head:row:col, the cell pinned at start
   std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
+  std::string export_heatmap;    // --export-heatmap NAME: save that heatmap (widget name) as PNG ...
+  std::string heatmap_out;       // ... to --heatmap-out FILE.png when it is drawn
+  bool quiz_hide_cell = false;   // --quiz-hide cell: the quiz covers one cell instead of the stage
 };
 
 // A cell of a heatmap on screen: which heatmap (its widget name) and where.

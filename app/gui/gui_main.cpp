@@ -18,6 +18,7 @@
 
 #include "assets.hpp"
 #include "frame_stats.hpp"
+#include "heatmap_png.hpp"
 #include "options.hpp"
 #include "panels.hpp"
 #include "screenshot.hpp"
@@ -295,6 +296,8 @@ int run(AppState& app) {
   // `--out` outside screenshot mode: a picture of the last state (tests, bug reports).
   if (!options.screenshot && !options.out.empty() && !render_frame(app, window, true)) exit_code = 1;
 
+  exit_code = std::max(exit_code, heatmap_png_exit_status(app));  // --export-heatmap
+
   if (!options.save_on_exit.empty()) {
     app.model.wait_idle();
     if (auto error = save_session_file(options.save_on_exit, app.model.session())) {
@@ -341,6 +344,8 @@ int main(int argc, char** argv) {
   init_documents(*app, start);  // settings (language), recovery offer
   if (!options.stage.empty()) app->view.step = *step_from_name(options.stage);
   app->view.only_head = options.head;
+  if (!options.export_heatmap.empty()) request_heatmap_png(*app, options.export_heatmap, options.heatmap_out);
+  app->labs.quiz.hide_cell = options.quiz_hide_cell;
   app->widgets.set_output(options.widgets_out);
   app->model.wait_idle();  // the first frame shows the trace, not a progress bar
   app->model.poll();

@@ -22,6 +22,10 @@ const char* usage_text() {
          "       --lesson N opens the guided tour at step N (1, 2, ...)\n"
          "       --pin STAGE:BATCH:HEAD:ROW:COL pins a cell at start (HEAD avg: the average)\n"
          "       --snapshot <preset | session.json> opens the diff view with that session's trace as \"before\"\n"
+         "       --export-heatmap NAME --heatmap-out FILE.png saves the heatmap NAME (as in --widgets-out\n"
+         "                  without \"heatmap.\": weights.h0, scaled.avg, output, input.x, mask) as a PNG when\n"
+         "                  it is drawn, in its on-screen colours; fails if it is not at the step shown\n"
+         "       --quiz-hide stage|cell: the quiz hides the whole stage (default) or only the asked cell\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
          "                  fps while an edit is recomputed every frame, edit->visible latency and\n"
          "                  start-up (N frames per phase, default 120; shows the weights stage), then quits\n"
@@ -111,6 +115,13 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->snapshot)) return "--snapshot needs a preset or session file";
     } else if (arg == "--pin") {
       if (!value(&options->pin)) return "--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1";
+    } else if (arg == "--export-heatmap") {
+      if (!value(&options->export_heatmap)) return "--export-heatmap needs a heatmap name, e.g. weights.h0";
+    } else if (arg == "--heatmap-out") {
+      if (!value(&options->heatmap_out)) return "--heatmap-out needs a file name";
+    } else if (arg == "--quiz-hide") {
+      if (!value(&text) || (text != "stage" && text != "cell")) return "--quiz-hide takes stage or cell";
+      options->quiz_hide_cell = text == "cell";
     } else if (arg == "--lesson") {
       if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
         return "--lesson takes a step number (1, 2, ...)";
@@ -138,6 +149,8 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
   }
   if (options->frame_stats && options->screenshot) return "--frame-stats cannot be combined with screenshot";
   if (options->frame_stats && options->stage.empty()) options->stage = "weights";  // the 8 heads' (n, n) heatmaps
+  if (options->export_heatmap.empty() != options->heatmap_out.empty())
+    return "--export-heatmap NAME and --heatmap-out FILE.png go together";
   if (options->screenshot) {
     if (options->source.empty()) return "screenshot needs a preset or session file";
     if (options->out.empty()) return "screenshot needs --out FILE.png";

@@ -1,10 +1,12 @@
 // File > Export: the pinned heatmap's matrix or the whole trace as CSV and .npy,
-// and the session as a runnable PyTorch script (core/export_torch.hpp), into a
-// folder typed in a text field. Every file is written atomically.
+// the pinned heatmap as PNG (heatmap_png.cpp), and the session as a runnable
+// PyTorch script (core/export_torch.hpp), into a folder typed in a text field.
+// Every file is written atomically.
 #include <algorithm>
 #include <cstdio>
 
 #include "export_torch.hpp"
+#include "heatmap_png.hpp"
 #include "matrix_io.hpp"
 #include "panels.hpp"
 
@@ -16,12 +18,6 @@ void report(AppState& app, const std::optional<Error>& error, const std::string&
   app.teaching.export_failed = error.has_value();
   app.teaching.export_status = error ? app.i18n.format("teach.export.failed", {{"why", error->message}})
                                      : app.i18n.format("teach.export.wrote", {{"what", what}});
-}
-
-std::string in_folder(const AppState& app, const std::string& name) {
-  std::string folder = app.teaching.export_folder.empty() ? "." : app.teaching.export_folder;
-  if (folder.back() != '/') folder += '/';
-  return folder + name;
 }
 
 // The matrix a stage heatmap shows: one (batch, head), or the head average.
@@ -39,6 +35,12 @@ Tensor shown_matrix(AppState& app, const Trace& trace, const CellAddress& cell) 
 }
 
 }  // namespace
+
+std::string export_path(const AppState& app, const std::string& name) {
+  std::string folder = app.teaching.export_folder.empty() ? "." : app.teaching.export_folder;
+  if (folder.back() != '/') folder += '/';
+  return folder + name;
+}
 
 void draw_export_menu_items(AppState& app) {
   if (ImGui::MenuItem((std::string(app.tr("teach.export.menu")) + "###export").c_str()))
@@ -78,30 +80,36 @@ void draw_export_window(AppState& app) {
     ImGui::SameLine();
     ImGui::TextDisabled("(%s)", base.c_str());
     if (ImGui::Button((std::string(app.tr("teach.export.csv")) + "###export_pinned_csv").c_str())) {
-      const std::string path = in_folder(app, base + ".csv");
+      const std::string path = export_path(app, base + ".csv");
       report(app, write_file_atomic(path, csv_text(shown_matrix(app, *trace, *cell))), path);
     }
     ImGui::SameLine();
     if (ImGui::Button((std::string(app.tr("teach.export.npy")) + "###export_pinned_npy").c_str())) {
-      const std::string path = in_folder(app, base + ".npy");
+      const std::string path = export_path(app, base + ".npy");
       report(app, write_file_atomic(path, npy_bytes(shown_matrix(app, *trace, *cell))), path);
     }
+    ImGui::SameLine();
+    // The heatmap widget draws the picture on its next frame, with its own colours.
+    if (ImGui::Button((std::string(app.tr("png.button")) + "###export_pinned_png").c_str()))
+      request_heatmap_png(app, app.view.pinned->heatmap, export_path(app, base + ".png"));
+    app.widgets.add_last_item("export.pinned_png");
   }
+  expire_heatmap_png_request(app);
   ImGui::Separator();
   if (ImGui::Button((std::string(app.tr("teach.export.trace")) + "###export_trace").c_str()) && trace) {
     // One file per stage and format, named as `attention-lab trace` names the stages.
     std::optional<Error> error;
     for (Stage s : kAllStages) {
-      if (!error) error = write_file_atomic(in_folder(app, std::string("trace.") + stage_name(s) + ".npy"),
+      if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".npy"),
                                             npy_bytes(trace->stage(s)));
-      if (!error) error = write_file_atomic(in_folder(app, std::string("trace.") + stage_name(s) + ".csv"),
+      if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".csv"),
                                             csv_text(trace->stage(s)));
     }
-    report(app, error, in_folder(app, "trace.*.npy / .csv"));
+    report(app, error, export_path(app, "trace.*.npy / .csv"));
   }
   app.widgets.add_last_item("export.trace");
   if (ImGui::Button((std::string(app.tr("teach.export.torch")) + "###export_torch").c_str())) {
-    const std::string path = in_folder(app, "attention_session.py");
+    const std::string path = export_path(app, "attention_session.py");
     auto script = torch_script(app.model.session(), app.document);
     report(app, script ? write_file_atomic(path, *script) : std::optional<Error>(script.error()), path);
   }

@@ -1,7 +1,8 @@
 // Quiz: one cell of the current trace is asked about (the learner types its
 // value) or a query's favourite key (the learner picks it). While a question
 // is open, the main view steps back to the stage before it, so the answer is
-// not on screen; answering reveals it. The score stays for the session.
+// not on screen; or, in one-cell mode, shows the stage with only the asked cell
+// covered. Answering reveals it. The score stays for the session.
 #include <algorithm>
 #include <cstdlib>
 
@@ -24,17 +25,38 @@ const char* stage_symbol(Stage stage) {
 
 Step step_of(Stage stage) { return step_from_name(stage_name(stage)).value_or(Step::X); }
 
+// One-cell mode: the asked stage on screen, its batch item and head shown, the cell covered
+// in every heatmap of that matrix (the head's own and the heads' average, which would give it away).
+void cover_asked_cell(AppState& app, QuizState& quiz, const QuizQuestion& q) {
+  app.view.step = step_of(q.stage);
+  app.view.batch = q.batch;
+  const std::string stage = stage_name(q.stage);
+  const bool per_head = q.stage != Stage::Concat && q.stage != Stage::Output;
+  if (per_head && app.view.only_head >= 0) app.view.only_head = static_cast<int>(q.head);
+  quiz.covered_heatmaps = per_head ? std::vector<std::string>{stage + ".h" + std::to_string(q.head), stage + ".avg"}
+                                   : std::vector<std::string>{stage};
+  quiz.covered_batch = q.batch;
+  quiz.covered_row = q.row;
+  quiz.covered_col = q.col;
+  if (app.view.pinned && quiz_covers(app, app.view.pinned->heatmap, app.view.pinned->row, app.view.pinned->col))
+    app.view.pinned.reset();  // the Explain window would show the answer
+}
+
 void new_question(AppState& app, QuizState& quiz, const Trace& trace) {
-  quiz.question = make_quiz_question(trace, quiz.next_seed++);
+  quiz.question = make_quiz_question(trace, quiz.next_seed++, quiz.hide_cell ? QuizHide::Cell : QuizHide::Stage);
   quiz.revision = app.model.revision();
   quiz.answered = false;
   quiz.correct = false;
   quiz.typed[0] = '\0';
+  quiz.covered_heatmaps.clear();
+  if (!quiz.question) return;
+  if (quiz.hide_cell) cover_asked_cell(app, quiz, *quiz.question);
   // Hide the answer: show the step before the asked one.
-  if (quiz.question) app.view.step = static_cast<Step>(std::max(0, static_cast<int>(step_of(quiz.question->stage)) - 1));
+  else app.view.step = static_cast<Step>(std::max(0, static_cast<int>(step_of(quiz.question->stage)) - 1));
 }
 
 void record_answer(AppState& app, QuizState& quiz, bool correct) {
+  quiz.covered_heatmaps.clear();
   quiz.answered = true;
   quiz.correct = correct;
   ++quiz.asked_count;
@@ -94,11 +116,23 @@ void answer_controls(AppState& app, QuizState& quiz, const Session& session) {
 }
 
 void draw_body(AppState& app, QuizState& quiz) {
-  ImGui::TextWrapped("%s", app.tr("labs.quiz.intro"));
+  ImGui::TextWrapped("%s", app.tr(quiz.hide_cell ? "quiz_cell.intro" : "labs.quiz.intro"));
   auto trace = app.model.trace();
   if (!trace || app.model.error()) {
+    quiz.covered_heatmaps.clear();
     ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));
     return;
+  }
+  ImGui::TextUnformatted(app.tr("quiz_cell.hide"));
+  for (const bool cell : {false, true}) {
+    ImGui::SameLine();
+    const char* label = app.tr(cell ? "quiz_cell.hide_cell" : "quiz_cell.hide_stage");
+    if (ImGui::RadioButton((std::string(label) + (cell ? "###quiz_hide_cell" : "###quiz_hide_stage")).c_str(),
+                           quiz.hide_cell == cell) && quiz.hide_cell != cell) {
+      quiz.hide_cell = cell;
+      new_question(app, quiz, *trace);
+    }
+    app.widgets.add_last_item(cell ? "quiz.hide_cell" : "quiz.hide_stage");
   }
   // A question is about one trace: an edit asks a new one.
   if (!quiz.question || quiz.revision != app.model.revision()) new_question(app, quiz, *trace);
@@ -137,13 +171,57 @@ void draw_body(AppState& app, QuizState& quiz) {
   ImGui::TextDisabled("%s", app.tr("labs.quiz.tolerance"));
 }
 
+// The window starts in the bottom-right corner; when the covered cell is under
+// it, it moves to the bottom-left one (a cell is narrower than the gap between them).
+void keep_off_the_covered_cell(const QuizState& quiz) {
+  if (quiz.covered_heatmaps.empty()) return;
+  const ImVec2 min = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  const bool overlaps = quiz.cover_min.x < min.x + size.x && quiz.cover_max.x > min.x &&
+                        quiz.cover_min.y < min.y + size.y && quiz.cover_max.y > min.y;
+  if (!overlaps) return;
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  const float font = ImGui::GetFontSize();
+  const float cover_centre = 0.5f * (quiz.cover_min.x + quiz.cover_max.x);
+  const float x = cover_centre > viewport->WorkPos.x + 0.5f * viewport->WorkSize.x
+                      ? viewport->WorkPos.x + 1.0f * font
+                      : viewport->WorkPos.x + viewport->WorkSize.x - 1.0f * font - size.x;
+  ImGui::SetWindowPos(ImVec2(x, min.y));
+}
+
 }  // namespace
+
+bool quiz_covers(const AppState& app, const std::string& name, Index row, Index col) {
+  const QuizState& quiz = app.labs.quiz;
+  return !quiz.covered_heatmaps.empty() && row == quiz.covered_row && col == quiz.covered_col &&
+         app.view.batch == quiz.covered_batch &&
+         std::find(quiz.covered_heatmaps.begin(), quiz.covered_heatmaps.end(), name) != quiz.covered_heatmaps.end();
+}
+
+void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, float cell) {
+  const QuizState& quiz = app.labs.quiz;
+  if (!quiz_covers(app, name, quiz.covered_row, quiz.covered_col)) return;
+  ImDrawList* draw_list = ImGui::GetWindowDrawList();
+  const ImVec2 min(grid_min.x + static_cast<float>(quiz.covered_col) * cell,
+                   grid_min.y + static_cast<float>(quiz.covered_row) * cell);
+  const ImVec2 max(min.x + cell, min.y + cell);
+  draw_list->AddRectFilled(min, max, kQuizCoverColour);
+  draw_list->AddRect(min, max, kRawColour, 0.0f, 0, std::max(1.0f, 0.1f * ImGui::GetFontSize()));
+  const ImVec2 mark = ImGui::CalcTextSize("?");
+  if (cell >= mark.y)
+    draw_list->AddText(ImVec2(0.5f * (min.x + max.x - mark.x), 0.5f * (min.y + max.y - mark.y)),
+                       IM_COL32(255, 255, 255, 255), "?");
+  app.widgets.add("quiz.cover." + name, min, max);
+  app.labs.quiz.cover_min = min;
+  app.labs.quiz.cover_max = max;
+}
 
 void draw_quiz(AppState& app) {
   QuizState& quiz = app.labs.quiz;
+  if (!quiz.open) quiz.covered_heatmaps.clear();  // closing the quiz uncovers the cell
   bool visible = false;
   if (!begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 14.0f), &visible, true)) return;
   if (visible) draw_body(app, quiz);
+  keep_off_the_covered_cell(quiz);
   ImGui::End();
 }
 

@@ -43,6 +43,11 @@ struct TeachingViews {
   std::string export_folder = ".";
   std::string export_status;              // last export's result, shown in the window
   bool export_failed = false;
+
+  // Save as PNG (heatmap_png.cpp): the heatmap (widget name) to save when it is next drawn.
+  std::string png_heatmap;
+  std::string png_path;
+  long png_frame = 0;                     // frame of the request; unanswered a few frames later, it fails
 };
 
 void draw_explain_window(AppState& app);      // panel_explain.cpp
@@ -53,6 +58,8 @@ void draw_export_window(AppState& app);       // panel_export.cpp
 // View menu items (the windows above) and File menu export items.
 void draw_view_menu(AppState& app);           // panel_explain.cpp
 void draw_export_menu_items(AppState& app);   // panel_export.cpp
+// `name` in the export window's folder (panel_export.cpp).
+std::string export_path(const AppState& app, const std::string& name);
 // The trace cell a heatmap cell shows ("scores.h1", "weights.avg" -> head -1,
 // "concat"); nullopt for inputs, the mask and other non-stage heatmaps.
 std::optional<CellAddress> cell_address_of(const CellRef& ref, Index batch);  // panel_explain.cpp

@@ -1,0 +1,124 @@
+"""The quiz's one-cell mode, under Xvfb: only the asked cell is covered (its
+heatmap stays on screen in its colours around it), and an answer typed with
+xdotool is checked against `attention-lab trace --json` and scored.
+
+- screenshot (en, zh): --quiz-hide cell covers exactly one cell of the asked
+  matrix with the cover colour; its neighbours show the colormap colour of
+  their trace values; the main view is at the asked stage.
+- real input: click "one cell", type the right value (score 1/1, the cover
+  goes), Next, type a wrong value (score 1/2)."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from gui_test_util import (DIVERGING, VIRIDIS, Failures, cell_sample_point, close, colormap, hold_keys,
+                           mean_colour, output_dir, screenshot, wait_for_widgets, xdotool)
+
+binary = sys.argv[1]
+out = output_dir("quiz-cell")
+failures = Failures()
+COVER = (24, 24, 30)  # kQuizCoverColour in labs_state.hpp
+
+trace = json.loads(subprocess.run([binary, "trace", "default", "--json"], capture_output=True, text=True,
+                                  check=True, timeout=60).stdout)["stages"]
+
+
+def parse(question):
+    kind, stage, b, h, row, col = question.split(":")
+    return kind, stage, int(b), int(h), int(row), int(col)
+
+
+def matrix_of(stage, b, h):
+    return trace[stage][b] if stage in ("concat", "output") else trace[stage][b][h]
+
+
+# ---- Screenshots: one cell covered, the rest visible -------------------------------------
+for lang in ("en", "zh"):
+    image, widgets = screenshot(binary, "default", "x", out, f"quiz-cell-{lang}",
+                                ["--lang", lang, "--open", "quiz", "--quiz-hide", "cell"])
+    facts = widgets
+    failures.check("quiz.question" in facts, f"[{lang}] the quiz asks a question")
+    if "quiz.question" not in facts:
+        continue
+    kind, stage, b, h, row, col = parse(facts["quiz.question"])
+    failures.check(kind == "value", f"[{lang}] one-cell mode asks for a value, got {kind}")
+    failures.check(facts.get("step") == stage, f"[{lang}] the main view shows the asked stage {stage}, got {facts.get('step')}")
+    name = stage if stage in ("concat", "output") else f"{stage}.h{h}"
+    rect = widgets["widgets"].get("heatmap." + name)
+    cover = widgets["widgets"].get("quiz.cover." + name)
+    failures.check(rect is not None and cover is not None, f"[{lang}] heatmap {name} is on screen with a cover")
+    if not rect or not cover:
+        continue
+    covers = [key for key in widgets["widgets"] if key.startswith("quiz.cover.")]
+    failures.check(len(covers) <= 2, f"[{lang}] one cell covered (its head and the heads' average): {covers}")
+    got = mean_colour(image, *cell_sample_point(rect, row, col))
+    failures.check(close(got, COVER, 2), f"[{lang}] cell ({row},{col}) of {name} is covered: {got}")
+    m = matrix_of(stage, b, h)
+    stops = VIRIDIS if stage in ("weights", "dropped") else DIVERGING
+    for i in range(int(rect["rows"])):
+        for j in range(int(rect["cols"])):
+            if (i, j) == (row, col):
+                continue
+            t = (m[i][j] - rect["low"]) / (rect["high"] - rect["low"])
+            got = mean_colour(image, *cell_sample_point(rect, i, j))
+            failures.check(close(got, colormap(stops, t), 4),
+                           f"[{lang}] {name}[{i}][{j}] = {m[i][j]:.4f} stays visible: {got} vs {colormap(stops, t)}")
+
+# ---- Real input: switch to one cell, answer right, then wrong ------------------------------
+widgets_path = os.path.join(out, "quiz-cell-widgets.json")
+if os.path.exists(widgets_path):
+    os.remove(widgets_path)
+
+
+def wait_for(predicate, what, timeout=15.0):
+    state, ok = wait_for_widgets(widgets_path, predicate, timeout)
+    failures.check(ok, f"timed out waiting for: {what} (score {state and state.get('quiz.score')})")
+    return state
+
+
+def click(window, state, name):
+    r = state["widgets"][name]
+    xdotool("mousemove", "--window", window, int(r["x"] + 0.5 * r["w"]), int(r["y"] + 0.5 * r["h"]))
+    time.sleep(0.15)
+    xdotool("click", 1)
+    time.sleep(0.3)
+
+
+def has_cover(state):
+    return any(key.startswith("quiz.cover.") for key in state["widgets"])
+
+
+def type_answer(window, state, wrong=False):
+    _, stage, b, h, row, col = parse(state["quiz.question"])
+    value = matrix_of(stage, b, h)[row][col]
+    click(window, state, "labs.quiz.answer")
+    xdotool("type", "--delay", 60, "--", f"{value + 1.0 + 0.5 * abs(value):.4f}" if wrong else f"{value:.4f}")
+    hold_keys("Return")
+
+
+app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000", "--open", "quiz",
+                        "--widgets-out", widgets_path])
+try:
+    state = wait_for(lambda s: "quiz.hide_cell" in s["widgets"], "the quiz", 30)
+    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    click(window, state, "quiz.hide_cell")
+    state = wait_for(lambda s: has_cover(s) and "labs.quiz.answer" in s["widgets"], "a covered cell")
+    if has_cover(state):
+        print("question:", state["quiz.question"])
+        type_answer(window, state)
+        state = wait_for(lambda s: s.get("quiz.score") == "1/1" and not has_cover(s),
+                         "a right answer scores 1/1 and uncovers the cell")
+        click(window, state, "labs.quiz.next")
+        state = wait_for(lambda s: has_cover(s) and "labs.quiz.answer" in s["widgets"], "the next covered cell")
+        print("question:", state["quiz.question"])
+        type_answer(window, state, wrong=True)
+        wait_for(lambda s: s.get("quiz.score") == "1/2", "a wrong answer scores 1/2")
+    app.terminate()
+    app.wait(timeout=20)
+finally:
+    if app.poll() is None:
+        app.terminate()
+        app.wait(timeout=10)
+failures.finish()
