@@ -264,6 +264,23 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   if (out(Stage::Concat)) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));
   if (out(Stage::Output)) detail::project_output(plan, trace->stage(Stage::Concat), *out(Stage::Output), progress);
   if (progress.cancelled()) return cancelled();
+
+  if (options.summarize) {
+    // Stages in order, so a shared stage finds the summary of the one it equals.
+    for (Stage s : kAllStages) {
+      const int i = static_cast<int>(s);
+      if (s == Stage::Concat || s == Stage::Output) continue;  // not per head
+      if (reuse.stage[i] && previous->summaries[i]) {
+        trace->summaries[i] = previous->summaries[i];
+      } else if (equal_to[i]) {
+        trace->summaries[i] = trace->summaries[static_cast<int>(*equal_to[i])];
+      } else {
+        const float* attend = s == Stage::Masked && trace->mask ? trace->mask->data.data() : nullptr;
+        trace->summaries[i] = std::make_shared<const StageSummary>(detail::summarize_stage(trace->stage(s), attend));
+      }
+      if (progress.cancelled()) return cancelled();
+    }
+  }
   progress(1.0f);
 
   trace->memory_bytes = detail::trace_memory(*trace);

@@ -17,6 +17,10 @@ struct ComputeOptions {
   const std::atomic<bool>* cancel = nullptr;
   // Called with a fraction in [0, 1] as stages complete (from the computing thread).
   std::function<void(float)> progress;
+  // Also fill Trace::summaries (head means and value ranges of every per-head
+  // stage, one parallel pass over each distinct recomputed stage). Off in the
+  // benchmarks against PyTorch, on in the app.
+  bool summarize = false;
 };
 
 Index default_memory_limit();

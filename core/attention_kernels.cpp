@@ -3,8 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 namespace al::detail {
 
@@ -164,6 +166,73 @@ float exp_shifted(const float* in, float* out, Index n, float max) {
     sum = padd(sum, e);
   }
   return predux(sum);
+}
+
+namespace {
+
+// Adds a row to `sum` and folds its finite values into the running maxima
+// (|value| into max_abs, value into max_value), skipping cells `attend` masks.
+// Non-finite values are masked to 0 / -inf before the max, so no NaN reaches pmax.
+void summarize_row(const float* in, const float* attend, Index n, float* sum, Packet& max_abs, Packet& max_value) {
+  using namespace Eigen::internal;
+  const float inf = std::numeric_limits<float>::infinity();
+  const Packet infinity = pset1<Packet>(inf), lowest = pset1<Packet>(-inf), zero = pset1<Packet>(0.0f);
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Packet x = ploadu<Packet>(in + j);
+    pstoreu(sum + j, padd(ploadu<Packet>(sum + j), x));
+    const Packet magnitude = pabs(x);
+    Packet counted = pcmp_lt(magnitude, infinity);  // finite (false for NaN)
+    if (attend) counted = pandnot(counted, pcmp_eq(ploadu<Packet>(attend + j), zero));
+    max_abs = pmax(max_abs, pand(counted, magnitude));
+    max_value = pmax(max_value, pselect(counted, x, lowest));
+  }
+  float abs_tail = 0.0f, value_tail = -inf;
+  for (; j < n; ++j) {
+    sum[j] += in[j];
+    if (!std::isfinite(in[j]) || (attend && attend[j] == 0.0f)) continue;
+    abs_tail = std::max(abs_tail, std::fabs(in[j]));
+    value_tail = std::max(value_tail, in[j]);
+  }
+  max_abs = pmax(max_abs, pset1<Packet>(abs_tail));
+  max_value = pmax(max_value, pset1<Packet>(value_tail));
+}
+
+}  // namespace
+
+StageSummary summarize_stage(const Tensor& stage, const float* attend) {
+  using namespace Eigen::internal;
+  constexpr Index kRowsPerTask = 32;
+  const Index batch = stage.dim(0), heads = stage.dim(1), rows = stage.rows(), cols = stage.cols();
+  auto mean = std::make_shared<Tensor>(Tensor::for_overwrite({batch, rows, cols}));
+  StageSummary summary;
+  summary.max_abs.assign(static_cast<size_t>(batch * heads), 0.0f);
+  summary.max_value.assign(static_cast<size_t>(batch * heads), -std::numeric_limits<float>::infinity());
+  const Index blocks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  std::mutex merge;
+  for_each_task(batch * blocks, static_cast<double>(stage.size()) > kParallelFlops, Progress{}, 0.0f, 0.0f,
+                [&](Index task) {
+                  const Index b = task / blocks, first = (task % blocks) * kRowsPerTask;
+                  const Index count = std::min(kRowsPerTask, rows - first);
+                  // This block's rows of the mean: (count, C), a few hundred KiB at most, stays in L2.
+                  float* block = mean->data.data() + (b * rows + first) * cols;
+                  std::fill(block, block + count * cols, 0.0f);
+                  for (Index h = 0; h < heads; ++h) {
+                    Packet max_abs = pset1<Packet>(0.0f);
+                    Packet max_value = pset1<Packet>(-std::numeric_limits<float>::infinity());
+                    for (Index r = 0; r < count; ++r)
+                      summarize_row(stage.data.data() + ((b * heads + h) * rows + first + r) * cols,
+                                    attend ? attend + (b * rows + first + r) * cols : nullptr, cols,
+                                    block + r * cols, max_abs, max_value);
+                    std::lock_guard<std::mutex> lock(merge);
+                    const auto k = static_cast<size_t>(b * heads + h);
+                    summary.max_abs[k] = std::max(summary.max_abs[k], predux_max(max_abs));
+                    summary.max_value[k] = std::max(summary.max_value[k], predux_max(max_value));
+                  }
+                  for (Index j = 0; j < count * cols; ++j) block[j] /= static_cast<float>(heads);
+                });
+  summary.head_mean = std::move(mean);
+  return summary;
 }
 
 void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress) {

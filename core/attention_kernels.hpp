@@ -65,6 +65,12 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
 // (B, h, Lq, d_k) -> (B, Lq, d_model): heads side by side.
 void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
 
+// The views' summary of a per-head stage (B, h, R, C): the mean over heads and
+// each matrix's value ranges, in one pass parallel over (batch, row block).
+// `attend` is (B, R, C) with 0 = masked, or null: masked cells are left out of
+// the ranges (not of the mean).
+StageSummary summarize_stage(const Tensor& stage, const float* attend);
+
 // output = concat · W_O + b_O, (B, Lq, d_model).
 void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress);
 

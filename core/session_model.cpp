@@ -77,6 +77,9 @@ struct SessionModel::Impl {
     // The model owns cancellation and progress; whatever the caller set is replaced.
     options.cancel = nullptr;
     options.progress = nullptr;
+    // The views' head means and ranges come with the trace, computed on the
+    // worker for big sessions, so the UI thread does not rescan (n, n) stages.
+    options.summarize = true;
     recompute();
   }
 

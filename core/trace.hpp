@@ -37,6 +37,18 @@ struct Dims {
   Index batch = 0, heads = 0, len_q = 0, len_kv = 0, d_model = 0, d_k = 0;
 };
 
+// What the views of one per-head stage derive from it, computed together with
+// the trace when ComputeOptions::summarize is set (the app does, so its UI thread
+// never rescans (n, n) matrices when a new trace arrives).
+struct StageSummary {
+  TensorPtr head_mean;  // (B, R, C): the mean over heads, sum in head order then ÷ h
+  // Per matrix (b·h + head): the largest |finite value| (0 if none; for the
+  // Masked stage only over cells the mask attends) and the largest finite
+  // value (-inf if none).
+  std::vector<float> max_abs;
+  std::vector<float> max_value;
+};
+
 struct Trace {
   Dims dims;
   double scale = 1.0;   // the factor actually applied to QKᵀ
@@ -49,9 +61,14 @@ struct Trace {
   std::vector<unsigned char> fully_masked_rows;  // (B, Lq): every key masked
   Index memory_bytes = 0;   // bytes held by this trace's distinct tensors
   double compute_ms = 0;    // wall time of the computation
+  // Per stage, for the per-head stages (Q ... Context) when summarized; stages
+  // that share a tensor share its summary. Null otherwise. Not in memory_bytes
+  // (B·R·C floats per distinct stage: 1/h of it).
+  std::array<std::shared_ptr<const StageSummary>, kStageCount> summaries;
 
   const Tensor& stage(Stage s) const { return *stages[static_cast<int>(s)]; }
   TensorPtr stage_ptr(Stage s) const { return stages[static_cast<int>(s)]; }
+  const StageSummary* summary(Stage s) const { return summaries[static_cast<int>(s)].get(); }
   bool any_fully_masked() const;
 };
 

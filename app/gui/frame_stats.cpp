@@ -75,6 +75,8 @@ FrameStats::FrameStats(std::string out_path, int frames) : out_path_(std::move(o
 double FrameStats::now() const { return seconds(CLOCK_MONOTONIC); }
 
 void FrameStats::before_frame(AppState& app) {
+  frame_start_ = now();
+  uploads_before_ = app.textures.upload_seconds();
   if (phase_ != Phase::Recompute) return;
   if (!edit_pending_) {
     // One X cell changes: everything downstream of X (every stage) is recomputed.
@@ -111,6 +113,12 @@ void FrameStats::after_swap(AppState& app) {
       break;
     case Phase::Recompute:
       ++recompute_frames_;
+      if (const auto trace = app.model.trace(); trace && trace.get() != last_drawn_trace_) {
+        new_trace_frame_ms_.push_back(1e3 * (t - frame_start_));
+        new_trace_upload_ms_.push_back(1e3 * (app.textures.upload_seconds() - uploads_before_));
+        // Computed inside this frame's edit (below SessionModel's threshold), not on the worker.
+        if (!computes_in_background(app.model.session())) compute_in_frame_ms_.push_back(trace->compute_ms);
+      }
       // The model picks a finished computation up before the frame is built, so
       // a frame built while nothing was computing showed the latest edit.
       if (edit_pending_ && !app.model.computing()) {
@@ -127,6 +135,7 @@ void FrameStats::after_swap(AppState& app) {
     case Phase::Done: break;
   }
   last_swap_ = t;
+  last_drawn_trace_ = app.model.trace().get();
 }
 
 int FrameStats::finish(const AppState& app, int width, int height) const {
@@ -165,6 +174,10 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
                              {"median", percentile(latency_ms_, 0.5)},
                              {"p90", percentile(latency_ms_, 0.9)},
                              {"max", percentile(latency_ms_, 1.0)}};
+  j["new_trace_frame"] = {{"samples", new_trace_frame_ms_.size()},
+                          {"frame_ms_median", percentile(new_trace_frame_ms_, 0.5)},
+                          {"upload_ms_median", percentile(new_trace_upload_ms_, 0.5)},
+                          {"compute_in_frame_ms_median", percentile(compute_in_frame_ms_, 0.5)}};
   j["machine"] = {{"nproc", std::thread::hardware_concurrency()},
                   {"cpu", first_line_of("/proc/cpuinfo", "model name")},
                   {"load", load_average()},
@@ -175,12 +188,15 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
       "  start-up          %.3f s (process start -> first frame swapped, +-%.2f s)\n"
       "  idle redraw       %.1f fps (frame %.1f ms median, %.1f ms p90, %zu frames)\n"
       "  recompute         %.1f fps, %.1f edits shown/s (%d frames, %zu edits in %.1f s)\n"
-      "  edit -> visible   %.1f ms median, %.1f ms p90, %.1f ms max\n",
+      "  edit -> visible   %.1f ms median, %.1f ms p90, %.1f ms max\n"
+      "  new-trace frame   %.1f ms median (texture uploads %.1f ms, computed in the frame %.1f ms)\n",
       app.document.c_str(), j["window"].get<std::string>().c_str(), startup_s_,
       j["startup_resolution_s"].get<double>(), j["idle"]["fps"].get<double>(), percentile(idle_frame_ms_, 0.5),
       percentile(idle_frame_ms_, 0.9), idle_frame_ms_.size(), j["recompute"]["fps"].get<double>(),
       j["recompute"]["edits_shown_per_s"].get<double>(), recompute_frames_, latency_ms_.size(), recompute_s_,
-      percentile(latency_ms_, 0.5), percentile(latency_ms_, 0.9), percentile(latency_ms_, 1.0));
+      percentile(latency_ms_, 0.5), percentile(latency_ms_, 0.9), percentile(latency_ms_, 1.0),
+      percentile(new_trace_frame_ms_, 0.5), percentile(new_trace_upload_ms_, 0.5),
+      percentile(compute_in_frame_ms_, 0.5));
   std::fflush(stdout);
   if (!out_path_.empty()) {
     std::ofstream out(out_path_);

@@ -6,7 +6,9 @@
 //              every stage is recomputed again and again: frames/s, edits shown/s,
 //              and each edit's latency (the edit call -> the swap of the first
 //              frame showing it)
-// plus start-up: process start (fork, so the OpenMP re-exec counts) -> first swap.
+// plus start-up: process start (fork, so the OpenMP re-exec counts) -> first swap,
+// and what a frame that shows a new trace costs on the UI thread beside an idle
+// one (texture uploads, a computation made inside the frame, the rest).
 #include <string>
 #include <vector>
 
@@ -45,6 +47,11 @@ class FrameStats {
   bool edit_pending_ = false;  // made, not yet on screen
   double edit_time_ = 0;
   std::vector<double> latency_ms_;
+
+  // Frames of the recompute phase that drew a trace the previous frame did not.
+  double frame_start_ = 0, uploads_before_ = 0;
+  const void* last_drawn_trace_ = nullptr;
+  std::vector<double> new_trace_frame_ms_, new_trace_upload_ms_, compute_in_frame_ms_;
 };
 
 }  // namespace al::gui

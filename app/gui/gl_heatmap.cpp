@@ -1,14 +1,18 @@
 #include "gl_heatmap.hpp"
 
+#include <chrono>
+
 namespace al::gui {
 
 GLuint TextureCache::get(const MatrixView& view) {
   auto [it, inserted] = entries_.try_emplace(view.key);
   Entry& entry = it->second;
   if (inserted) {
+    const auto start = std::chrono::steady_clock::now();
     entry.texture.upload(view.data, static_cast<int>(view.rows), static_cast<int>(view.cols),
                          static_cast<int>(view.row_stride));
     entry.owner = view.owner;
+    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   entry.used = true;
   return entry.texture.id();

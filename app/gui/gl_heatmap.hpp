@@ -31,6 +31,8 @@ class TextureCache {
   GLuint get(const MatrixView& view);
   // Frees the textures no frame has asked for since the previous call.
   void collect_unused();
+  // Wall seconds spent making textures so far (--frame-stats' per-trace breakdown).
+  double upload_seconds() const { return upload_seconds_; }
 
  private:
   struct Entry {
@@ -39,6 +41,7 @@ class TextureCache {
     bool used = true;
   };
   std::map<std::string, Entry> entries_;
+  double upload_seconds_ = 0;
 };
 
 class HeatmapRenderer {

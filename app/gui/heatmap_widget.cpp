@@ -93,7 +93,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   if (cell < 0.9f * font) row_label_width = 0.0f;
 
   float widest_col_label = 0.0f;
-  if (spec.col_labels)
+  if (spec.col_labels && m.cols <= 64)  // more are never drawn: no need to measure 2048 labels a frame
     for (Index c = 0; c < m.cols; ++c)
       widest_col_label = std::max(
           widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, c).c_str()).x);

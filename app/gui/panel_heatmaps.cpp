@@ -39,6 +39,21 @@ bool is_key_by_key(Stage stage) {
          stage == Stage::Weights || stage == Stage::Dropped;
 }
 
+// The ranges DerivedCache's symmetric_range / probability_range give, from the
+// per-matrix maxima the core computed with the trace (on the worker thread for
+// big sessions), so a new trace costs the UI thread no rescan of (n, n) stages.
+ValueRange symmetric_range_of(const StageSummary& summary, Index first, Index count) {
+  float largest = 0.0f;
+  for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_abs[static_cast<size_t>(k)]);
+  if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
+  return ValueRange{-largest, largest};
+}
+ValueRange probability_range_of(const StageSummary& summary, Index first, Index count) {
+  float largest = 1.0f;
+  for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_value[static_cast<size_t>(k)]);
+  return ValueRange{0.0f, largest};
+}
+
 class HeatmapBuilder {
  public:
   HeatmapBuilder(AppState& app, const Trace& trace)
@@ -57,11 +72,12 @@ class HeatmapBuilder {
   HeatmapSpec stage(Stage stage, Index head) {
     HeatmapSpec spec;
     const TensorPtr& tensor = trace_.stage_ptr(stage);
+    const StageSummary* summary = trace_.summary(stage);  // null: derive here (and cache)
     std::string suffix;
     if (!is_per_head(stage)) {
       spec.values = matrix_of(tensor, batch_);
     } else if (head < 0) {
-      spec.values = app_.derived.head_average(tensor, batch_, heads_);
+      spec.values = summary ? matrix_of(summary->head_mean, batch_) : app_.derived.head_average(tensor, batch_, heads_);
       suffix = app_.tr("heatmap.average");
     } else {
       spec.values = matrix_of(tensor, batch_ * heads_ + head);
@@ -77,12 +93,15 @@ class HeatmapBuilder {
     const Index first = is_per_head(stage) ? batch_ * heads_ : batch_;
     const Index count = is_per_head(stage) ? heads_ : 1;
     if (stage == Stage::Weights || stage == Stage::Dropped) {
-      ValueRange range = app_.derived.probability_range(tensor, first, count);
+      ValueRange range = summary ? probability_range_of(*summary, first, count)
+                                 : app_.derived.probability_range(tensor, first, count);
       spec.style = {Colormap::Sequential, range.low, range.high};
     } else {
       const bool masked_cells = stage == Stage::Masked;
-      ValueRange range = app_.derived.symmetric_range(tensor, first, count,
-                                                      masked_cells && mask_.valid() ? &mask_ : nullptr);
+      // The core's Masked summary leaves masked cells out too.
+      ValueRange range = summary ? symmetric_range_of(*summary, first, count)
+                                 : app_.derived.symmetric_range(tensor, first, count,
+                                                                masked_cells && mask_.valid() ? &mask_ : nullptr);
       spec.style = {Colormap::Diverging, range.low, range.high};
     }
     if (is_key_by_key(stage) && stage != Stage::Scores && stage != Stage::Scaled) spec.mask = mask_;
