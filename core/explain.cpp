@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "attention.hpp"
 #include "edits.hpp"
+#include "lab_numbers.hpp"
 
 namespace al {
 
@@ -58,45 +58,25 @@ Error cell_error(const std::string& what) { return Error{ErrorCode::InvalidConfi
 
 }  // namespace
 
-std::string explain_number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[48];
-  const double magnitude = std::fabs(v);
-  if (v != 0 && (magnitude >= 1e5 || magnitude < 1e-4)) {
-    std::snprintf(buffer, sizeof buffer, "%.3e", v);
-    return buffer;
-  }
-  std::snprintf(buffer, sizeof buffer, "%.4f", v);
-  // Trim trailing zeros, keeping one decimal: "1.0", "0.5", "0.7071".
-  std::string text = buffer;
-  while (text.size() > 1 && text.back() == '0' && text[text.size() - 2] != '.') text.pop_back();
-  if (text == "-0.0") text = "0.0";
-  return text;
-}
-
 namespace {
 std::string factor(double v) {
-  const std::string text = explain_number(v);
+  const std::string text = lab_number(v);
   return v < 0 ? "(" + text + ")" : text;
 }
 }  // namespace
 
-std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol) {
+std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol, const std::string& smaller_terms) {
   std::string text;
   for (const SumTerm& t : sum.terms) {
     if (!text.empty()) text += " + ";
     text += factor(t.factor_a) + "×" + factor(t.factor_b);
   }
   if (sum.capped()) {
-    char buffer[96];
-    std::snprintf(buffer, sizeof buffer, " + %lld smaller terms (%s)",
-                  static_cast<long long>(sum.total_terms - static_cast<Index>(sum.terms.size())),
-                  explain_number(sum.rest).c_str());
-    text += buffer;
+    text += " + " + std::to_string(sum.total_terms - static_cast<Index>(sum.terms.size())) + " " + smaller_terms +
+            " (" + lab_number(sum.rest) + ")";
   }
-  if (sum.has_bias) text += (text.empty() ? "" : " + ") + bias_symbol + " (" + explain_number(sum.bias) + ")";
-  return text + " = " + explain_number(sum.total);
+  if (sum.has_bias) text += (text.empty() ? "" : " + ") + bias_symbol + " (" + lab_number(sum.bias) + ")";
+  return text + " = " + lab_number(sum.total);
 }
 
 Result<Explanation> explain_cell(const Trace& trace, const Session& session, const CellAddress& cell,
@@ -163,6 +143,12 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
                        max_terms, bias);
       e.sources.push_back({cross_kv ? "x_kv" : "x", b, -1, true, i});
       e.sources.push_back({input_name(weight_id), 0, -1, false, column});
+      if (session.weights.fused()) {
+        const Index block = is_q ? 0 : cell.stage == Stage::K ? 1 : 2;  // W_qkv = [W_Q | W_K | W_V]
+        const Index begin = block * d.d_model;
+        e.fused_slice = FusedWeightSlice{weight_id, begin, begin + d.d_model, begin + column};
+        e.sources.push_back({input_name(InputId::WQkv), 0, -1, false, begin + column});
+      }
       break;
     }
     case Stage::Scores: {

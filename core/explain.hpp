@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "edits.hpp"
 #include "error.hpp"
 #include "trace.hpp"
 
@@ -41,13 +42,23 @@ struct TermSum {
 // A row or column of a matrix the cell came from. `matrix` is a trace stage name
 // ("q", "weights", "concat", ...), a session input name ("x", "w_q", "w_o", ...)
 // or "mask". Weight columns are in the separate matrix's coordinates even when
-// the session holds a fused W_qkv.
+// the session holds a fused W_qkv; a fused session's projection adds a "w_qkv"
+// column (see Explanation::fused_slice).
 struct SourceLine {
   std::string matrix;
   Index batch = 0;
   Index head = -1;   // -1: not per head
   bool is_row = true;
   Index index = 0;
+};
+
+// A projection's weight column on a session with a fused W_qkv (d_model,
+// 3·d_model) = [W_Q | W_K | W_V]: the block W_qkv[:, begin:end] is the
+// separate matrix `weight`, and `column` is this cell's column of W_qkv.
+struct FusedWeightSlice {
+  InputId weight = InputId::WQ;  // WQ, WK or WV
+  Index begin = 0, end = 0;
+  Index column = 0;
 };
 
 enum class ExplainKind {
@@ -93,6 +104,9 @@ struct Explanation {
   double keep_scale = 1;            // 1 / (1 − p)
   // Concat
   Index source_head = 0, source_col = 0;
+  // Projection on a fused session: where its weight column sits in W_qkv (the
+  // bias likewise in b_qkv); the terms are the same as with separate weights.
+  std::optional<FusedWeightSlice> fused_slice;
 
   std::vector<SourceLine> sources;
 };
@@ -105,10 +119,10 @@ constexpr Index kExplainMaxTerms = 8;
 Result<Explanation> explain_cell(const Trace& trace, const Session& session,
                                  const CellAddress& cell, Index max_terms = kExplainMaxTerms);
 
-// Numbers as the explanations print them: "1.0", "0.7071", "-2.5e-05", "−∞", "NaN".
-std::string explain_number(double v);
 // "1.0×1.0 + 0.0×0.5 = 1.0" (with "+ 3 smaller terms (0.012)" and "+ b (0.1)"
-// when present); `bias_symbol` names the bias ("b_c").
-std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol = "b");
+// when present), numbers written by lab_number(); `bias_symbol` names the bias
+// ("b_c"), `smaller_terms` the grouped rest in the reader's language.
+std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol = "b",
+                            const std::string& smaller_terms = "smaller terms");
 
 }  // namespace al

@@ -2,9 +2,43 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace al {
+
+std::string lab_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
+  if (v == 0) return "0.0";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g", v);
+  std::string text = buffer;
+  const size_t e = text.find('e');
+  if (e == std::string::npos) {
+    if (text.find('.') == std::string::npos) text += ".0";
+  } else {  // "1e+09" -> "1e9", "2.5e-05" -> "2.5e-5"
+    const bool negative_exponent = text[e + 1] == '-';
+    const size_t digits = text.find_first_not_of("+-0", e + 1);
+    text = text.substr(0, e) + (negative_exponent ? "e-" : "e") + text.substr(digits);
+  }
+  // A true minus sign, as in "−∞".
+  return text[0] == '-' ? "−" + text.substr(1) : text;
+}
+
+std::string bytes_text(Index bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  int unit = 0;
+  while (v >= 1024.0 && unit < 3) {
+    v /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f %s", v, units[unit]);
+  return buffer;
+}
 
 double max_abs_difference(const float* a, const float* b, Index n) {
   double largest = 0.0;

@@ -1,8 +1,10 @@
 #pragma once
-// Numbers the FlashAttention and linear-attention labs show beside the results
+// How every window writes a number (lab_number), and the numbers the
+// FlashAttention and linear-attention labs show beside the results
 // of flash_attention.hpp and linear_attention.hpp: how far two results are
 // apart, what the tiled computation of one head holds in memory, and the
 // operation counts of both attention forms over a range of sequence lengths.
+#include <string>
 #include <vector>
 
 #include "flash_attention.hpp"
@@ -10,6 +12,14 @@
 #include "tensor.hpp"
 
 namespace al {
+
+// A number as a learner reads it, the same in every window and explanation:
+// 4 significant digits, a whole number with ".0" ("1.0", "0.7071"), a true
+// minus sign ("−2.25", as in "−∞"), exponents as written by hand ("−1e9",
+// "2.5e-5"), "NaN", "∞"; −0 is "0.0".
+std::string lab_number(double v);
+// A memory size: "545 B", "812.5 KiB", "30.0 MiB", "1.2 GiB".
+std::string bytes_text(Index bytes);
 
 // max |a_i − b_i| over n values. NaN at the same place in both counts as equal
 // (a fully masked row is NaN in every method); NaN in only one is +∞.

@@ -1,20 +1,11 @@
-// Helpers shared by the labs of labs_state.hpp: number text, window opening,
+// Helpers shared by the labs of labs_state.hpp: window opening,
 // tensor views and a small line plot drawn with the draw list (no ImPlot).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "panels.hpp"
 
 namespace al::gui {
-
-std::string lab_number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", v);
-  return buffer;
-}
 
 bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
                       ImVec2 size_in_fonts, bool* visible, bool bottom_right) {

@@ -11,6 +11,7 @@
 
 #include <imgui.h>
 
+#include "lab_numbers.hpp"
 #include "labs.hpp"
 #include "matrix_view.hpp"
 #include "quiz.hpp"
@@ -85,9 +86,7 @@ void draw_quiz(AppState& app);            // panel_quiz.cpp
 bool quiz_covers(const AppState& app, const std::string& name, Index row, Index col);
 void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, float cell);
 
-// Shared by these labs (labs_common.cpp).
-// A number as a learner reads it: 4 significant digits, NaN, ∞, −∞.
-std::string lab_number(double v);
+// Shared by these labs (labs_common.cpp); numbers are written by core's lab_number().
 // Opens the window `id` (its --open name) at the first frame if asked to.
 // Returns whether ImGui::Begin was called (the caller then calls ImGui::End());
 // `*visible` says whether the window is expanded. `bottom_right` places it in

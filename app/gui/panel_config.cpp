@@ -47,7 +47,7 @@ void draw_config_panel(AppState& app) {
   ImGui::SameLine();
   mode_changed |= ImGui::RadioButton((std::string(app.tr("config.mode.direct")) + "###mode_direct").c_str(), &mode, 1);
   if (mode_changed)
-    app.edit(with_mode(s, mode == 1 ? InputMode::Direct : InputMode::Projection), "mode", "config.mode");
+    app.edit(with_mode(s, mode == 1 ? InputMode::Direct : InputMode::Projection), "edit.mode", "config.mode");
   show_error_if_from(app, "config.mode");
 
   int kind = c.attention == AttentionKind::Cross ? 1 : 0;
@@ -55,7 +55,7 @@ void draw_config_panel(AppState& app) {
   ImGui::SameLine();
   kind_changed |= ImGui::RadioButton((std::string(app.tr("config.cross")) + "###cross").c_str(), &kind, 1);
   if (kind_changed)
-    app.edit(with_attention(s, kind == 1 ? AttentionKind::Cross : AttentionKind::Self), "attention",
+    app.edit(with_attention(s, kind == 1 ? AttentionKind::Cross : AttentionKind::Self), "edit.attention",
              "config.attention");
   show_error_if_from(app, "config.attention");
 
@@ -63,25 +63,25 @@ void draw_config_panel(AppState& app) {
   // Sizes: one undo step per field while typing or clicking +/-.
   Index value = 0;
   if (int_field(app, "config.batch", "batch", s.batch(), &value) && value >= 1)
-    app.edit(with_sizes(s, value, s.len_q(), s.len_kv(), c.d_model), "batch", "config.batch", "config.batch");
+    app.edit(with_sizes(s, value, s.len_q(), s.len_kv(), c.d_model), "edit.batch", "config.batch", "config.batch");
   show_error_if_from(app, "config.batch");
   if (int_field(app, "config.len_q", "len_q", s.len_q(), &value) && value >= 1) {
     const Index len_kv = c.attention == AttentionKind::Self ? value : s.len_kv();
-    app.edit(with_sizes(s, s.batch(), value, len_kv, c.d_model), "len_q", "config.len_q", "config.len_q");
+    app.edit(with_sizes(s, s.batch(), value, len_kv, c.d_model), "edit.len_q", "config.len_q", "config.len_q");
   }
   show_error_if_from(app, "config.len_q");
   if (c.attention == AttentionKind::Cross) {
     if (int_field(app, "config.len_kv", "len_kv", s.len_kv(), &value) && value >= 1)
-      app.edit(with_sizes(s, s.batch(), s.len_q(), value, c.d_model), "len_kv", "config.len_kv", "config.len_kv");
+      app.edit(with_sizes(s, s.batch(), s.len_q(), value, c.d_model), "edit.len_kv", "config.len_kv", "config.len_kv");
     show_error_if_from(app, "config.len_kv");
   }
   if (int_field(app, "config.d_model", "d_model", c.d_model, &value) && value >= 1)
-    app.edit(with_sizes(s, s.batch(), s.len_q(), s.len_kv(), value), "d_model", "config.d_model", "config.d_model");
+    app.edit(with_sizes(s, s.batch(), s.len_q(), s.len_kv(), value), "edit.d_model", "config.d_model", "config.d_model");
   show_error_if_from(app, "config.d_model");
   if (int_field(app, "config.heads", "heads", c.num_heads, &value)) {
     Session next = s;
     next.config.num_heads = value;  // may not divide d_model: the model reports it, we show it here
-    app.edit(std::move(next), "heads", "config.heads", "config.heads");
+    app.edit(std::move(next), "edit.heads", "config.heads", "config.heads");
   }
   show_error_if_from(app, "config.heads");
 
@@ -89,11 +89,11 @@ void draw_config_panel(AppState& app) {
   if (c.mode == InputMode::Projection) {
     bool bias = c.bias;
     if (ImGui::Checkbox((std::string(app.tr("config.bias")) + "###bias").c_str(), &bias))
-      app.edit(with_bias(s, bias), "bias", "config.bias");
+      app.edit(with_bias(s, bias), "edit.bias", "config.bias");
     ImGui::SameLine();
     bool fused = s.weights.fused();
     if (ImGui::Checkbox((std::string(app.tr("config.fused")) + "###fused").c_str(), &fused))
-      app.edit(with_fused(s, fused), "fused", "config.fused");
+      app.edit(with_fused(s, fused), "edit.fused", "config.fused");
     show_error_if_from(app, "config.bias");
     show_error_if_from(app, "config.fused");
   }
@@ -106,7 +106,7 @@ void draw_config_panel(AppState& app) {
   if (ImGui::Combo((std::string(app.tr("config.scale")) + "###scale").c_str(), &scale_mode, scale_names, 3)) {
     Session next = s;
     next.config.scale.mode = static_cast<ScaleMode>(scale_mode);
-    app.edit(std::move(next), "scale", "config.scale");
+    app.edit(std::move(next), "edit.scale", "config.scale");
   }
   if (c.scale.mode == ScaleMode::Custom) {
     double factor = c.scale.factor;
@@ -114,7 +114,7 @@ void draw_config_panel(AppState& app) {
     if (ImGui::InputDouble((std::string(app.tr("config.scale.factor")) + "###scale_factor").c_str(), &factor, 0.05, 0.5, "%.4g")) {
       Session next = s;
       next.config.scale.factor = factor;
-      app.edit(std::move(next), "scale factor", "config.scale", "config.scale_factor");
+      app.edit(std::move(next), "edit.scale_factor", "config.scale", "config.scale_factor");
     }
   }
   show_error_if_from(app, "config.scale");
@@ -131,7 +131,7 @@ void draw_config_panel(AppState& app) {
       if (ImGui::Selectable(f.label, f.value == c.mask_fill)) {
         Session next = s;
         next.config.mask_fill = f.value;
-        app.edit(std::move(next), "mask fill", "config.mask_fill");
+        app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
       }
     ImGui::EndCombo();
   }
@@ -142,7 +142,7 @@ void draw_config_panel(AppState& app) {
                          ImGuiInputTextFlags_EnterReturnsTrue)) {
     Session next = s;
     next.config.mask_fill = fill;
-    app.edit(std::move(next), "mask fill", "config.mask_fill");
+    app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
   }
   show_error_if_from(app, "config.mask_fill");
 
@@ -155,21 +155,21 @@ void draw_config_panel(AppState& app) {
   if (p_changed) {
     Session next = s;
     next.config.dropout.p = p;
-    app.edit(std::move(next), "dropout p", "config.dropout",
+    app.edit(std::move(next), "edit.dropout_p", "config.dropout",
              "dropout_p/" + std::to_string(app.view.drag_generation));
   }
   bool training = c.dropout.training;
   if (ImGui::Checkbox((std::string(app.tr("config.dropout_training")) + "###dropout_training").c_str(), &training)) {
     Session next = s;
     next.config.dropout.training = training;
-    app.edit(std::move(next), "dropout training", "config.dropout");
+    app.edit(std::move(next), "edit.dropout_training", "config.dropout");
   }
   int seed = static_cast<int>(c.dropout.seed);
   ImGui::SetNextItemWidth(7.0f * font);
   if (ImGui::InputInt((std::string(app.tr("config.dropout_seed")) + "###dropout_seed").c_str(), &seed) && seed >= 0) {
     Session next = s;
     next.config.dropout.seed = static_cast<std::uint64_t>(seed);
-    app.edit(std::move(next), "dropout seed", "config.dropout", "config.dropout_seed");
+    app.edit(std::move(next), "edit.dropout_seed", "config.dropout", "config.dropout_seed");
   }
   show_error_if_from(app, "config.dropout");
 
@@ -188,7 +188,7 @@ void draw_config_panel(AppState& app) {
         auto& list = key_side ? next.tokens_kv : next.tokens;
         if (static_cast<Index>(list.size()) < length) list.resize(static_cast<size_t>(length));
         list[i] = token;
-        app.edit(std::move(next), "token", "config.tokens",
+        app.edit(std::move(next), "edit.token", "config.tokens",
                  "token/" + std::to_string(key_side) + "/" + std::to_string(i));
       }
       ImGui::PopID();

@@ -3,9 +3,9 @@
 // per head as a diverging heatmap (white = unchanged).
 #include <algorithm>
 
-#include "explain.hpp"
 #include "heatmap_widget.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -22,7 +22,7 @@ void draw_diff_window(AppState& app) {
     ImGui::End();
     return;
   }
-  ImGui::TextWrapped("%s", app.tr("teach.diff.explain"));
+  wrapped_text(app.tr("teach.diff.explain"));
   auto trace = app.model.trace();
   if (ImGui::Button((std::string(app.tr("teach.diff.snapshot")) + "###diff_snapshot").c_str()) && trace) {
     t.snapshot = trace;
@@ -45,7 +45,7 @@ void draw_diff_window(AppState& app) {
     t.diff = diff ? std::make_shared<const TraceDiff>(std::move(*diff)) : nullptr;
   }
   if (!t.diff) {
-    ImGui::TextWrapped("%s", t.diff_error.c_str());
+    wrapped_text(t.diff_error);
     ImGui::End();
     return;
   }
@@ -71,7 +71,7 @@ void draw_diff_window(AppState& app) {
       if (sd.changed == 0) ImGui::TextDisabled("%s", app.tr("teach.diff.unchanged"));
       else ImGui::Text("%lld / %lld", static_cast<long long>(sd.changed), static_cast<long long>(sd.cells));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(explain_number(sd.max_abs).c_str());
+      ImGui::TextUnformatted(lab_number(sd.max_abs).c_str());
       app.widgets.set_fact(std::string("diff.changed.") + stage_name(s), std::to_string(sd.changed));
     }
     ImGui::EndTable();
@@ -83,7 +83,7 @@ void draw_diff_window(AppState& app) {
                                          : static_cast<int>(Stage::Scores);
   const Stage stage = kAllStages[static_cast<size_t>(shown)];
   const StageDiff& sd = diff.stage(stage);
-  ImGui::TextUnformatted((std::string(app.tr("teach.diff.show")) + ": " + stage_name(stage) + "  (after − before)").c_str());
+  ImGui::TextUnformatted(app.i18n.format("teach.diff.showing", {{"stage", stage_name(stage)}}).c_str());
   const Dims& d = trace->dims;
   const Index batch = std::clamp<Index>(app.view.batch, 0, d.batch - 1);
   const bool per_head = stage != Stage::Concat && stage != Stage::Output;

@@ -8,12 +8,9 @@
 #include "explain.hpp"
 #include "session_io.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
-
-namespace {
-
-}  // namespace
 
 std::optional<CellAddress> cell_address_of(const CellRef& ref, Index batch) {
   const auto dot = ref.heatmap.find('.');
@@ -31,7 +28,12 @@ std::optional<CellAddress> cell_address_of(const CellRef& ref, Index batch) {
 
 namespace {
 
-std::string num(double v) { return explain_number(v); }
+std::string num(double v) { return lab_number(v); }
+
+// A sum written out, its grouped rest ("+ 5 smaller terms") in the app's language.
+std::string sum_text(AppState& app, const TermSum& sum, const std::string& bias_symbol = "b") {
+  return format_term_sum(sum, bias_symbol, app.tr("teach.explain.smaller_terms"));
+}
 
 // The heatmaps on screen (panel_heatmaps.cpp's names) that show a source line.
 void add_highlights(AppState& app, const Explanation& e, Index d_k) {
@@ -51,6 +53,9 @@ void add_highlights(AppState& app, const Explanation& e, Index d_k) {
       add(s.matrix + ".h" + std::to_string(s.head), s.is_row, s.index);
     } else if (s.matrix == "concat" || s.matrix == "output") {
       add(s.matrix, s.is_row, s.index);
+    } else if (s.matrix == "w_qkv" && e.fused_slice) {
+      // The fused lab's W_qkv: the whole block that is this projection's W_Q, W_K or W_V.
+      for (Index c = e.fused_slice->begin; c < e.fused_slice->end; ++c) add("labs.fused.W_qkv", false, c);
     } else if (!s.is_row && (s.matrix == "w_q" || s.matrix == "w_k" || s.matrix == "w_v")) {
       // The inputs row shows the input head's slice of W_Q/W_K/W_V.
       const Index local = s.index - app.view.input_head * d_k;
@@ -70,12 +75,8 @@ std::string source_text(AppState& app, const SourceLine& s) {
 }
 
 // A formula line, in the accent colour so it stands out from the prose.
-void formula(const std::string& text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.45f, 1.0f));
-  ImGui::TextWrapped("%s", text.c_str());
-  ImGui::PopStyleColor();
-}
-void prose(const std::string& text) { ImGui::TextWrapped("%s", text.c_str()); }
+void formula(const std::string& text) { wrapped_text_colored(kFormulaColour, text); }
+void prose(const std::string& text) { wrapped_text(text); }
 
 void explain_body(AppState& app, const Explanation& e) {
   const CellAddress& c = e.cell;
@@ -86,11 +87,19 @@ void explain_body(AppState& app, const Explanation& e) {
       break;
     case ExplainKind::Projection:
       prose(app.tr("teach.explain.projection"));
-      formula("Σ_p x_ip · W[p, c] + b_c = " + format_term_sum(e.sum, "b_c"));
+      formula("Σ_p x_ip · W[p, c] + b_c = " + sum_text(app, e.sum, "b_c"));
+      if (e.fused_slice) {
+        const FusedWeightSlice& f = *e.fused_slice;
+        const char* weight = f.weight == InputId::WQ ? "W_Q" : f.weight == InputId::WK ? "W_K" : "W_V";
+        prose(app.i18n.format("teach.explain.fused_slice",
+                              {{"slice", "W_qkv[:, " + std::to_string(f.begin) + ":" + std::to_string(f.end) + "]"},
+                               {"weight", weight},
+                               {"column", "W_qkv[:, " + std::to_string(f.column) + "]"}}));
+      }
       break;
     case ExplainKind::Score:
       prose(app.tr("teach.explain.score"));
-      formula("q_" + std::to_string(i) + "·k_" + std::to_string(j) + " = " + format_term_sum(e.sum));
+      formula("q_" + std::to_string(i) + "·k_" + std::to_string(j) + " = " + sum_text(app, e.sum));
       break;
     case ExplainKind::Scaled:
       if (e.scale_mode == ScaleMode::SqrtDk) {
@@ -145,7 +154,7 @@ void explain_body(AppState& app, const Explanation& e) {
       break;
     case ExplainKind::Context:
       prose(app.tr("teach.explain.context"));
-      formula("Σ_j α′_" + std::to_string(i) + "j · v_j[" + std::to_string(j) + "] = " + format_term_sum(e.sum));
+      formula("Σ_j α′_" + std::to_string(i) + "j · v_j[" + std::to_string(j) + "] = " + sum_text(app, e.sum));
       break;
     case ExplainKind::Concat:
       prose(app.i18n.format("teach.explain.concat", {{"head", std::to_string(e.source_head)},
@@ -156,12 +165,12 @@ void explain_body(AppState& app, const Explanation& e) {
         prose(app.tr("teach.explain.output_no_wo"));
       } else {
         prose(app.tr("teach.explain.output"));
-        formula("Σ_p concat_ip · W_O[p, c] + b_c = " + format_term_sum(e.sum, "b_c"));
+        formula("Σ_p concat_ip · W_O[p, c] + b_c = " + sum_text(app, e.sum, "b_c"));
       }
       break;
     case ExplainKind::Average:
       prose(app.tr("teach.explain.average"));
-      formula(format_term_sum(e.sum));
+      formula(sum_text(app, e.sum));
       break;
   }
 }
@@ -190,14 +199,14 @@ void draw_explain_window(AppState& app) {
   std::optional<CellAddress> cell;
   if (ref && trace) cell = cell_address_of(*ref, std::clamp<Index>(app.view.batch, 0, trace->dims.batch - 1));
   if (!trace || !cell) {
-    ImGui::TextWrapped("%s", app.tr(ref ? "teach.explain.not_a_stage" : "teach.explain.hint"));
+    wrapped_text(app.tr(ref ? "teach.explain.not_a_stage" : "teach.explain.hint"));
     app.widgets.set_fact("explain.kind", "");
     ImGui::End();
     return;
   }
   auto explanation = explain_cell(*trace, app.model.trace_session(), *cell);
   if (!explanation) {
-    ImGui::TextWrapped("%s", app.i18n.error_message(explanation.error()).c_str());
+    wrapped_text(app.i18n.error_message(explanation.error()));
     ImGui::End();
     return;
   }
@@ -234,6 +243,10 @@ void draw_explain_window(AppState& app) {
     app.widgets.set_fact("explain.kind", std::to_string(static_cast<int>(e.kind)));
     app.widgets.set_fact("explain.value", num(e.value));
     if (!e.sum.terms.empty()) app.widgets.set_fact("explain.sum", format_term_sum(e.sum));
+    if (e.fused_slice)
+      app.widgets.set_fact("explain.fused_slice", std::to_string(e.fused_slice->begin) + ":" +
+                                                      std::to_string(e.fused_slice->end) + ":" +
+                                                      std::to_string(e.fused_slice->column));
   }
   ImGui::End();
 }

@@ -3,9 +3,9 @@
 // the sum over heads of context_h · W_O's rows for h (core/heads.hpp).
 #include <algorithm>
 
-#include "explain.hpp"
 #include "heads.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -67,9 +67,9 @@ void draw_heads_window(AppState& app) {
     if (d_model % h == 0) counts.push_back(static_cast<int>(h));
   int position = static_cast<int>(std::find(counts.begin(), counts.end(), session.config.num_heads) - counts.begin());
   const int heads = position < static_cast<int>(counts.size()) ? counts[static_cast<size_t>(position)] : 1;
-  ImGui::TextWrapped("%s", app.i18n.format("teach.heads.explain", {{"d_model", std::to_string(d_model)},
-                                                                   {"h", std::to_string(heads)},
-                                                                   {"d_k", std::to_string(d_model / heads)}}).c_str());
+  wrapped_text(app.i18n.format("teach.heads.explain", {{"d_model", std::to_string(d_model)},
+                                                      {"h", std::to_string(heads)},
+                                                      {"d_k", std::to_string(d_model / heads)}}));
   ImGui::SetNextItemWidth(14.0f * font);
   if (!counts.empty() &&
       ImGui::SliderInt((std::string(app.tr("teach.heads.count")) + "###heads_count").c_str(), &position, 0,
@@ -77,7 +77,7 @@ void draw_heads_window(AppState& app) {
                            std::clamp<int>(position, 0, static_cast<int>(counts.size()) - 1))]).c_str())) {
     Session next = session;
     next.config.num_heads = counts[static_cast<size_t>(std::clamp<int>(position, 0, static_cast<int>(counts.size()) - 1))];
-    app.edit(std::move(next), "heads", "teach.heads.count", "teach.heads.count");
+    app.edit(std::move(next), "edit.heads", "teach.heads.count", "teach.heads.count");
   }
   if (ImGui::IsItemDeactivated()) app.model.end_merge();
   app.widgets.add_last_item("heads.count");
@@ -90,14 +90,14 @@ void draw_heads_window(AppState& app) {
   auto trace = app.model.trace();
   if (trace) {
     auto check = check_head_sum(*trace, app.model.trace_session());
-    ImGui::TextWrapped("%s", app.tr("teach.heads.check"));
+    wrapped_text(app.tr("teach.heads.check"));
     if (!check) {
-      ImGui::TextWrapped("%s", app.i18n.error_message(check.error()).c_str());
+      wrapped_text(app.i18n.error_message(check.error()));
     } else {
       const std::string diff = app.i18n.format("teach.heads.difference",
-                                               {{"diff", explain_number(check->max_abs_difference)}});
+                                               {{"diff", lab_number(check->max_abs_difference)}});
       ImGui::TextUnformatted(diff.c_str());
-      app.widgets.set_fact("heads.max_difference", explain_number(check->max_abs_difference));
+      app.widgets.set_fact("heads.max_difference", lab_number(check->max_abs_difference));
       if (!check->has_w_o) ImGui::TextDisabled("%s", app.tr("teach.heads.no_wo"));
     }
   }

@@ -10,11 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "heatmap_widget.hpp"
 #include "lab_numbers.hpp"
 #include "session_io.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -27,14 +27,6 @@ constexpr Index kLabMaxLength = 48;
 constexpr const char* kExamplePreset = "default";
 constexpr int kShownOutputColumns = 4;
 constexpr Index kLongLength = 4096;  // a long sequence, to compare the memory at
-
-std::string bytes_text(Index bytes) {
-  char buffer[48];
-  if (bytes < 1024) std::snprintf(buffer, sizeof buffer, "%lld B", static_cast<long long>(bytes));
-  else if (bytes < (Index{1} << 20)) std::snprintf(buffer, sizeof buffer, "%.1f KiB", bytes / 1024.0);
-  else std::snprintf(buffer, sizeof buffer, "%.1f MiB", bytes / 1048576.0);
-  return buffer;
-}
 
 // Records the steps again when the session, batch item, head or tiles changed.
 void record(AppState& app, FlashLabState& lab) {
@@ -249,7 +241,7 @@ void memory_and_result(AppState& app, const FlashLabState& lab, bool at_end) {
   if (at_end) {
     ImGui::PushStyleColor(ImGuiCol_Text, difference < 1e-5 ? ImVec4(0.5f, 0.9f, 0.5f, 1.0f)
                                                            : ImVec4(1.0f, 0.5f, 0.4f, 1.0f));
-    ImGui::TextWrapped("%s", app.i18n.format("flash_lab.result", {{"diff", lab_number(difference)}}).c_str());
+    wrapped_text(app.i18n.format("flash_lab.result", {{"diff", lab_number(difference)}}));
     ImGui::PopStyleColor();
     app.widgets.add_last_item("flash_lab.result");
   } else {
@@ -279,10 +271,9 @@ void memory_and_result(AppState& app, const FlashLabState& lab, bool at_end) {
   ImGui::EndTable();
   // At a few tokens the n² matrix is the smaller one; O(n) wins at real lengths.
   const FlashMemory long_memory = flash_memory(kLongLength, kLongLength, s.d_k, s.tiles);
-  ImGui::TextWrapped("%s", app.i18n.format("flash_lab.mem_long", {{"n", std::to_string(kLongLength)},
-                                                                  {"held", bytes_text(long_memory.held_bytes)},
-                                                                  {"full", bytes_text(long_memory.full_matrix_bytes)}})
-                               .c_str());
+  wrapped_text(app.i18n.format("flash_lab.mem_long", {{"n", std::to_string(kLongLength)},
+                                                       {"held", bytes_text(long_memory.held_bytes)},
+                                                       {"full", bytes_text(long_memory.full_matrix_bytes)}}));
 }
 
 }  // namespace
@@ -302,7 +293,7 @@ void draw_flash_lab(AppState& app) {
     app.widgets.add("flash_lab.window", ImGui::GetWindowPos(),
                     ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x,
                            ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
-    ImGui::TextWrapped("%s", app.tr("flash_lab.intro"));
+    wrapped_text(app.tr("flash_lab.intro"));
     record(app, lab);
     if (!lab.error.empty()) {
       ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", lab.error.c_str());
@@ -333,7 +324,7 @@ void draw_flash_lab(AppState& app) {
         ImGui::SameLine(0.0f, 1.5f * font);
         ImGui::BeginGroup();
         ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
-        ImGui::TextWrapped("%s", app.tr("flash_lab.table_intro"));
+        wrapped_text(app.tr("flash_lab.table_intro"));
         ImGui::PopTextWrapPos();
         step_table(app, lab, step);
         ImGui::EndGroup();

@@ -6,6 +6,7 @@
 
 #include "heatmap_widget.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -38,7 +39,8 @@ void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<cons
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (i > 0) ImGui::SameLine(0.0f, spacing);
     HeatmapSpec spec;
-    spec.name = "labs.fused." + titles[i];
+    // Named by the title's first word ("labs.fused.W_qkv"): the explain window outlines it.
+    spec.name = "labs.fused." + titles[i].substr(0, titles[i].find(' '));
     spec.title = titles[i];
     spec.values = lab_view(lab.comparison, *tensors[i],
                            "labs.fused/" + std::to_string(lab.revision) + "/" + std::to_string(lab.batch) + "/" + titles[i]);
@@ -55,8 +57,8 @@ void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<cons
 
 void draw_body(AppState& app, FusedLabState& lab) {
   const float font = ImGui::GetFontSize();
-  ImGui::TextWrapped("%s", app.tr("labs.fused.intro"));
-  ImGui::TextWrapped("%s", app.tr("labs.fused.seed_bug"));
+  wrapped_text(app.tr("labs.fused.intro"));
+  wrapped_text(app.tr("labs.fused.seed_bug"));
   const Session& session = app.model.session();
   const bool fused = session.weights.fused();
   ImGui::Text("%s", app.tr(fused ? "labs.fused.session_fused" : "labs.fused.session_separate"));

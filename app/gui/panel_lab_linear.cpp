@@ -5,11 +5,11 @@
 // over n.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "heatmap_widget.hpp"
 #include "lab_numbers.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -20,12 +20,8 @@ namespace {
 constexpr Index kMaxMatrixCells = Index{4} << 20;
 constexpr int kPlotPoints = 64;
 
-std::string count_text(double v) {
-  char buffer[32];
-  if (v < 1e6) std::snprintf(buffer, sizeof buffer, "%.0f", v);
-  else std::snprintf(buffer, sizeof buffer, "%.3g", v);
-  return buffer;
-}
+// An operation count: exact while short, then lab_number's 4 digits.
+std::string count_text(double v) { return v < 1e6 ? std::to_string(std::llround(v)) : lab_number(v); }
 
 void compute_if_changed(AppState& app, LinearLabState& lab, const Trace& trace) {
   if (lab.revision == app.model.revision() && (lab.result || !lab.error.empty())) return;
@@ -67,9 +63,8 @@ void attention_matrices(AppState& app, const LinearLabState& lab, const Trace& t
   ImGui::SameLine(0.0f, 1.2f * font);
   if (lab.result->attention.empty()) {
     const Dims& d = trace.dims;
-    ImGui::TextWrapped("%s", app.i18n.format("linear_lab.no_matrix",
-                                             {{"cells", std::to_string(d.batch * d.heads * d.len_q * d.len_kv)}})
-                                 .c_str());
+    wrapped_text(app.i18n.format("linear_lab.no_matrix",
+                                 {{"cells", std::to_string(d.batch * d.heads * d.len_q * d.len_kv)}}));
     return;
   }
   HeatmapSpec linear = softmax;
@@ -121,7 +116,7 @@ void outputs(AppState& app, const LinearLabState& lab, const Trace& trace, Index
   const double diff = max_abs_difference(lab.result->output.data.data(), softmax_all.data.data(),
                                          std::min(softmax_all.size(), lab.result->output.size()));
   app.widgets.set_fact("linear_lab.max_difference", lab_number(diff));
-  ImGui::TextWrapped("%s", app.i18n.format("linear_lab.max_difference", {{"diff", lab_number(diff)}}).c_str());
+  wrapped_text(app.i18n.format("linear_lab.max_difference", {{"diff", lab_number(diff)}}));
   if (session.config.dropout.training && session.config.dropout.p > 0)
     ImGui::TextDisabled("%s", app.tr("linear_lab.dropout_note"));
 }
@@ -165,7 +160,7 @@ void cost_plot(AppState& app, const Trace& trace) {
   const Index n_max = std::max({Index{8}, 4 * n, 3 * break_even});
   const CostCurve curve = cost_curve(d.d_k, n_max, kPlotPoints);
   const float font = ImGui::GetFontSize();
-  ImGui::TextWrapped("%s", app.i18n.format("linear_lab.plot_title", {{"dk", std::to_string(d.d_k)}}).c_str());
+  wrapped_text(app.i18n.format("linear_lab.plot_title", {{"dk", std::to_string(d.d_k)}}));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 size(std::min(ImGui::GetContentRegionAvail().x, 36.0f * font), 7.0f * font);
   ImGui::Dummy(size);
@@ -197,8 +192,8 @@ void cost_plot(AppState& app, const Trace& trace) {
   ImGui::TextColored(ImColor(softmax_colour), "— %s", app.tr("linear_lab.plot_softmax"));
   ImGui::SameLine();
   ImGui::TextColored(ImColor(linear_colour), "— %s", app.tr("linear_lab.plot_linear"));
-  ImGui::TextWrapped("%s", app.i18n.format("linear_lab.break_even", {{"n", std::to_string(break_even)}}).c_str());
-  ImGui::TextWrapped("%s", app.tr("linear_lab.seed_table"));
+  wrapped_text(app.i18n.format("linear_lab.break_even", {{"n", std::to_string(break_even)}}));
+  wrapped_text(app.tr("linear_lab.seed_table"));
 }
 
 }  // namespace
@@ -213,7 +208,7 @@ void draw_linear_lab(AppState& app) {
   ImGui::SetNextWindowSize(ImVec2(58.0f * font, std::min(60.0f * font, tallest)), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowPos(ImVec2(6.0f * font, 2.5f * font), ImGuiCond_FirstUseEver);
   if (ImGui::Begin((std::string(app.tr("linear_lab.title")) + "###linear_lab").c_str(), &lab.open)) {
-    ImGui::TextWrapped("%s", app.tr("linear_lab.intro"));
+    wrapped_text(app.tr("linear_lab.intro"));
     auto trace = app.model.trace();
     if (!trace) {
       ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));

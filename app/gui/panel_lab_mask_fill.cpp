@@ -3,28 +3,14 @@
 // leaks through, and what a fully masked row becomes (NaN or uniform).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "heatmap_widget.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
 namespace {
-
-std::string fill_text(double fill) {
-  if (std::isinf(fill)) return "−∞";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", fill);
-  std::string text = buffer;
-  // 1e+09 → 1e9, 1e-20 stays; a true minus sign.
-  for (const char* padding : {"e+0", "e+", "e-0"}) {
-    const auto at = text.find(padding);
-    if (at != std::string::npos) text.replace(at, std::strlen(padding), padding[1] == '-' ? "e-" : "e");
-  }
-  if (text[0] == '-') text = "−" + text.substr(1);
-  return text;
-}
 
 void compute_if_changed(AppState& app, MaskFillLabState& lab) {
   const bool current = !lab.use_example;
@@ -45,31 +31,32 @@ void compute_if_changed(AppState& app, MaskFillLabState& lab) {
   lab.results = compare_mask_fills(source, lab_mask_fills());
 }
 
-void verdicts(AppState& app, const MaskFillResult& r) {
+// What this fill did, in a column `width` wide.
+void verdicts(AppState& app, const MaskFillResult& r, float width) {
   if (r.error) {
-    ImGui::TextColored(kBadText, "%s", app.i18n.error_message(*r.error).c_str());
+    wrapped_text_colored(kBadText, app.i18n.error_message(*r.error), width);
     return;
   }
   if (r.masked_cells == 0 && r.fully_masked_rows == 0) {
-    ImGui::TextDisabled("%s", app.tr("labs.mask_fill.no_mask"));
+    wrapped_text_colored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), app.tr("labs.mask_fill.no_mask"), width);
     return;
   }
   if (r.masked_cells > 0) {
-    if (r.masked_exactly_zero) ImGui::TextColored(kGoodText, "%s", app.tr("labs.mask_fill.exact_zero"));
-    else ImGui::TextColored(kBadText, "%s", app.tr("labs.mask_fill.not_zero"));
-    ImGui::TextWrapped("%s", app.i18n.format("labs.mask_fill.leak", {{"value", lab_number(r.max_leak)}}).c_str());
+    if (r.masked_exactly_zero) wrapped_text_colored(kGoodText, app.tr("labs.mask_fill.exact_zero"), width);
+    else wrapped_text_colored(kBadText, app.tr("labs.mask_fill.not_zero"), width);
+    wrapped_text(app.i18n.format("labs.mask_fill.leak", {{"value", lab_number(r.max_leak)}}), width);
   }
   if (r.fully_masked_rows > 0) {
     const char* key = r.fully_masked_nan       ? "labs.mask_fill.full_nan"
                       : r.fully_masked_uniform ? "labs.mask_fill.full_uniform"
                                                : "labs.mask_fill.full_other";
-    ImGui::TextWrapped("%s", app.tr(key));
+    wrapped_text(app.tr(key), width);
   }
 }
 
 void draw_body(AppState& app, MaskFillLabState& lab) {
   const float font = ImGui::GetFontSize();
-  ImGui::TextWrapped("%s", app.tr("labs.mask_fill.intro"));
+  wrapped_text(app.tr("labs.mask_fill.intro"));
   if (ImGui::RadioButton((std::string(app.tr("labs.mask_fill.source_example")) + "###mf_example").c_str(),
                          lab.use_example))
     lab.use_example = true;
@@ -92,8 +79,7 @@ void draw_body(AppState& app, MaskFillLabState& lab) {
     if (i > 0) ImGui::SameLine(0.0f, spacing);
     ImGui::PushID(static_cast<int>(i));
     ImGui::BeginGroup();
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
-    ImGui::Text("%s", app.i18n.format("labs.mask_fill.fill", {{"fill", fill_text(r.fill)}}).c_str());
+    wrapped_text(app.i18n.format("labs.mask_fill.fill", {{"fill", lab_number(r.fill)}}), width);
     if (r.trace) {
       const Trace& t = *r.trace;
       const Index batch = std::clamp<Index>(app.view.batch, 0, t.dims.batch - 1);
@@ -110,13 +96,12 @@ void draw_body(AppState& app, MaskFillLabState& lab) {
       spec.pin_on_click = false;
       heatmap_widget(app, spec);
     }
-    verdicts(app, r);
-    ImGui::PopTextWrapPos();
+    verdicts(app, r, width);
     ImGui::EndGroup();
     ImGui::PopID();
   }
   ImGui::Separator();
-  ImGui::TextWrapped("%s", app.tr("labs.mask_fill.conclusion"));
+  wrapped_text(app.tr("labs.mask_fill.conclusion"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -44,7 +45,7 @@ void table(AppState& app, const std::vector<SqrtDkPoint>& points) {
 
 void draw_body(AppState& app, SqrtDkLabState& lab) {
   const float font = ImGui::GetFontSize();
-  ImGui::TextWrapped("%s", app.tr("labs.sqrt_dk.intro"));
+  wrapped_text(app.tr("labs.sqrt_dk.intro"));
   ImGui::SetNextItemWidth(10.0f * font);
   ImGui::SliderInt((std::string(app.tr("labs.sqrt_dk.keys")) + "###sqrt_dk_keys").c_str(), &lab.keys, 2, 64);
   // Recomputed when the slider is let go (a drag would redo it every frame).
@@ -77,12 +78,11 @@ void draw_body(AppState& app, SqrtDkLabState& lab) {
     app.widgets.add_last_item(std::string("labs.sqrt_dk.") + id);
     ImGui::EndGroup();
   }
-  ImGui::TextWrapped("%s", app.i18n.format("labs.sqrt_dk.uniform_note",
-                                           {{"n", std::to_string(lab.keys)},
-                                            {"entropy", lab_number(std::log(double(lab.keys)))},
-                                            {"jacobian", lab_number(std::sqrt(lab.keys - 1.0) / lab.keys)}})
-                              .c_str());
-  ImGui::TextWrapped("%s", app.tr("labs.sqrt_dk.conclusion"));
+  wrapped_text(app.i18n.format("labs.sqrt_dk.uniform_note",
+                               {{"n", std::to_string(lab.keys)},
+                                {"entropy", lab_number(std::log(double(lab.keys)))},
+                                {"jacobian", lab_number(std::sqrt(lab.keys - 1.0) / lab.keys)}}));
+  wrapped_text(app.tr("labs.sqrt_dk.conclusion"));
   table(app, lab.points);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -17,7 +18,7 @@ void coloured_number(double v) {
 
 void draw_body(AppState& app, StabilityLabState& lab) {
   const float font = ImGui::GetFontSize();
-  ImGui::TextWrapped("%s", app.tr("labs.stability.intro"));
+  wrapped_text(app.tr("labs.stability.intro"));
   ImGui::TextUnformatted(app.tr("labs.stability.base"));
   for (size_t i = 0; i < lab.base.size(); ++i) {
     ImGui::SameLine();
@@ -58,7 +59,7 @@ void draw_body(AppState& app, StabilityLabState& lab) {
   if (broken) ImGui::TextColored(kBadText, "%s", app.i18n.format("labs.stability.broken", limit).c_str());
   else ImGui::TextColored(kGoodText, "%s", app.i18n.format("labs.stability.fine", limit).c_str());
   app.widgets.set_fact("labs.stability.naive_broken", broken ? "yes" : "no");
-  ImGui::TextWrapped("%s", app.tr("labs.stability.conclusion"));
+  wrapped_text(app.tr("labs.stability.conclusion"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "panels.hpp"
 #include "session_io.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -163,14 +164,12 @@ void draw_lessons(AppState& app) {
     ImGui::TextDisabled("%s", app.i18n.format("lessons.progress", {{"n", std::to_string(state.index + 1)},
                                                                   {"count", std::to_string(kLessonCount)}})
                                   .c_str());
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.85f, 0.45f, 1.0f));
-    ImGui::TextWrapped("%s", app.tr(base + ".title"));
-    ImGui::PopStyleColor();
+    wrapped_text_colored(kFormulaColour, app.tr(base + ".title"));
     auto trace = app.model.trace();
     if (trace && !app.model.error())
-      ImGui::TextWrapped("%s", app.i18n.format(base + ".text", lesson_params(lesson, *trace, app.model.trace_session())).c_str());
+      wrapped_text(app.i18n.format(base + ".text", lesson_params(lesson, *trace, app.model.trace_session())));
     else
-      ImGui::TextWrapped("%s", app.tr("lessons.no_trace"));
+      wrapped_text(app.tr("lessons.no_trace"));
     app.widgets.add_last_item("lesson.text");
     ImGui::TextDisabled("%s", app.tr("lessons.look"));
 

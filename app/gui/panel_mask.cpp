@@ -38,11 +38,11 @@ void draw_mask_painter(AppState& app) {
 
   bool causal = s.config.mask.causal;
   if (ImGui::Checkbox((std::string(app.tr("mask.causal")) + "###causal").c_str(), &causal))
-    app.edit(with_causal(s, causal), "causal", "mask");
+    app.edit(with_causal(s, causal), "edit.causal", "mask");
   app.widgets.add_last_item("mask.causal");
   ImGui::SameLine();
   if (ImGui::Button((std::string(app.tr("mask.all_on")) + "###all_on").c_str()))
-    app.edit(with_mask_cleared(s), "mask cleared", "mask");
+    app.edit(with_mask_cleared(s), "edit.mask_cleared", "mask");
   app.widgets.add_last_item("mask.all_on");
 
   // Padding: this batch item attends to its first `length` keys.
@@ -55,7 +55,7 @@ void draw_mask_painter(AppState& app) {
   ImGui::SetNextItemWidth(10.0f * font);
   if (ImGui::SliderInt((std::string(app.tr("mask.padding")) + "###padding").c_str(), &length, 0,
                        static_cast<int>(lk)))
-    app.edit(with_padding_length(s, b, length), "padding", "mask", "mask.padding");
+    app.edit(with_padding_length(s, b, length), "edit.padding", "mask", "mask.padding");
   show_error_if_from(app, "mask");
   ImGui::TextDisabled("%s", app.tr("mask.hint"));
 
@@ -95,7 +95,7 @@ void draw_mask_painter(AppState& app) {
   if (!hit.held) view.mask_stroke_active = false;
   if (view.mask_stroke_active && hit.has_cell &&
       custom_attends(s, b, hit.row, hit.col) != view.mask_stroke_value)
-    app.edit(with_mask_cell(s, b, hit.row, hit.col, view.mask_stroke_value), "paint mask", "mask",
+    app.edit(with_mask_cell(s, b, hit.row, hit.col, view.mask_stroke_value), "edit.paint_mask", "mask",
              "mask.stroke/" + std::to_string(view.mask_stroke_id));
 }
 

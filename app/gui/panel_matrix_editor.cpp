@@ -106,16 +106,16 @@ void draw_matrix_editor(AppState& app) {
   // Whole-matrix fills.
   if (ImGui::Button((std::string(app.tr("editor.randomise")) + "###randomise").c_str()))
     app.edit(with_filled(s, id, Fill::Random, static_cast<std::uint64_t>(view.random_seed)),
-             "randomise", "editor");
+             "edit.randomise", "editor");
   app.widgets.add_last_item("editor.randomise");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(6.0f * font);
   ImGui::InputInt((std::string(app.tr("editor.seed")) + "###random_seed").c_str(), &view.random_seed);
   if (ImGui::Button((std::string(app.tr("editor.zero")) + "###zero").c_str()))
-    app.edit(with_filled(s, id, Fill::Zero), "zero", "editor");
+    app.edit(with_filled(s, id, Fill::Zero), "edit.zero", "editor");
   ImGui::SameLine();
   if (ImGui::Button((std::string(app.tr("editor.identity")) + "###identity").c_str()))
-    app.edit(with_filled(s, id, Fill::Identity), "identity", "editor");
+    app.edit(with_filled(s, id, Fill::Identity), "edit.identity", "editor");
   show_error_if_from(app, "editor");
   ImGui::TextDisabled("%s", app.tr("editor.hint"));
 
@@ -158,7 +158,7 @@ void draw_matrix_editor(AppState& app) {
           const bool changed = ImGui::DragFloat("##cell", &value, 0.01f, 0.0f, 0.0f, "%.3f");
           if (ImGui::IsItemActivated()) ++view.drag_generation;
           if (changed)
-            app.edit(with_cell(s, id, flat, value), "edit cell", "editor",
+            app.edit(with_cell(s, id, flat, value), "edit.cell", "editor",
                      "cell/" + std::string(input_name(id)) + "/" + std::to_string(flat) + "/" +
                          std::to_string(view.drag_generation));
           if (row < 16 && col < 16)

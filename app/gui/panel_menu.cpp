@@ -37,12 +37,13 @@ void draw_menu_bar(AppState& app) {
   }
   app.widgets.add_last_item("menu.file");
   if (ImGui::BeginMenu((std::string(app.tr("menu.edit")) + "###edit").c_str())) {
+    // Undo labels are i18n keys ("edit.scale") or text translated already, which tr() passes through.
     const std::string undo = app.model.can_undo()
-        ? app.i18n.format("menu.undo_label", {{"what", app.model.undo_label()}})
+        ? app.i18n.format("menu.undo_label", {{"what", app.tr(app.model.undo_label())}})
         : std::string(app.tr("menu.undo"));
     if (ImGui::MenuItem((undo + "###undo").c_str(), "Ctrl+Z", false, app.model.can_undo())) app.model.undo();
     const std::string redo = app.model.can_redo()
-        ? app.i18n.format("menu.redo_label", {{"what", app.model.redo_label()}})
+        ? app.i18n.format("menu.redo_label", {{"what", app.tr(app.model.redo_label())}})
         : std::string(app.tr("menu.redo"));
     if (ImGui::MenuItem((redo + "###redo").c_str(), "Ctrl+Shift+Z", false, app.model.can_redo())) app.model.redo();
     ImGui::EndMenu();

@@ -3,20 +3,11 @@
 #include <cstdio>
 
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
 namespace {
-// "812 KiB", "30.0 MiB", "1.20 GiB"
-std::string bytes_text(Index bytes) {
-  char text[32];
-  const double b = static_cast<double>(bytes);
-  if (b < 1024.0 * 1024.0) std::snprintf(text, sizeof text, "%.0f KiB", b / 1024.0);
-  else if (b < 1024.0 * 1024.0 * 1024.0) std::snprintf(text, sizeof text, "%.1f MiB", b / (1024.0 * 1024.0));
-  else std::snprintf(text, sizeof text, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
-
 // The memory of the trace being computed, estimated before it is allocated (once per edit).
 Index estimated_bytes(const AppState& app) {
   static std::uint64_t revision = ~std::uint64_t{0};
@@ -34,7 +25,7 @@ void show_error_if_from(AppState& app, const std::string& control) {
   const auto& error = app.model.error();
   if (!error || app.view.error_control != control) return;
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.35f, 0.35f, 1.0f));
-  ImGui::TextWrapped("%s", app.i18n.error_message(*error).c_str());
+  wrapped_text(app.i18n.error_message(*error));
   ImGui::PopStyleColor();
   app.widgets.add_last_item("error");
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -49,10 +50,10 @@ void draw_token_lines_window(AppState& app) {
     }
     ImGui::EndCombo();
   }
-  ImGui::TextWrapped("%s", app.tr("teach.lines.hint"));
+  wrapped_text(app.tr("teach.lines.hint"));
   if (d.len_q > kMaxTokens || d.len_kv > kMaxTokens) {
-    ImGui::TextWrapped("%s", app.i18n.format("teach.lines.too_many",
-                                             {{"n", std::to_string(std::max(d.len_q, d.len_kv))}}).c_str());
+    wrapped_text(app.i18n.format("teach.lines.too_many",
+                                 {{"n", std::to_string(std::max(d.len_q, d.len_kv))}}));
     ImGui::End();
     return;
   }

@@ -8,7 +8,7 @@ constexpr StepInfo kSteps[kStepCount] = {
     {Step::Qkv, "qkv", "Q/K/V", "Q = X·W_Q + b_Q    K = X·W_K + b_K    V = X·W_V + b_V"},
     {Step::Scores, "scores", "QKᵀ", "S = Q·Kᵀ    S_ij = Σₖ q_ik·k_jk"},
     {Step::Scaled, "scaled", "÷√d_k", "S′ = S / √d_k"},
-    {Step::Masked, "masked", "mask", "S′_ij ← fill   where mask_ij = 0"},
+    {Step::Masked, "masked", "mask", "S′_ij ← fill  (mask_ij = 0)"},
     {Step::Weights, "weights", "softmax",
      "α = softmax(QKᵀ/√d_k)    α_ij = exp(S′_ij − maxₖ S′_ik) / Σₖ exp(S′_ik − maxₖ S′_ik)"},
     {Step::Dropped, "dropped", "dropout", "α′ = α ⊙ m / (1 − p),   m_ij ∈ {0, 1}"},

@@ -10,6 +10,7 @@
 #include "edits.hpp"
 #include "explain.hpp"
 #include "heads.hpp"
+#include "lab_numbers.hpp"
 #include "session_io.hpp"
 #include "trace_diff.hpp"
 
@@ -132,7 +133,7 @@ TEST_CASE("explain: seed 003's first score and its scaling, by hand") {
   CHECK(scaled.d_k == 2);
   CHECK(scaled.input == 1.0f);
   CHECK(scaled.scale == doctest::Approx(1.0 / std::sqrt(2.0)));
-  CHECK(al::explain_number(scaled.value) == "0.7071");
+  CHECK(al::lab_number(scaled.value) == "0.7071");
 
   // No mask: the masked stage keeps the scaled score.
   const al::Explanation masked = explain(*t, s, {Stage::Masked, 0, 0, 0, 0});
@@ -158,16 +159,6 @@ TEST_CASE("explain: seed 003's first score and its scaling, by hand") {
 
   // Direct mode: Q is given, not computed.
   CHECK(explain(*t, s, {Stage::Q, 0, 0, 3, 1}).kind == ExplainKind::Given);
-}
-
-TEST_CASE("explain: numbers are short and exact enough to read") {
-  CHECK(al::explain_number(1.0) == "1.0");
-  CHECK(al::explain_number(0.5) == "0.5");
-  CHECK(al::explain_number(-2.25) == "-2.25");
-  CHECK(al::explain_number(-0.0) == "0.0");
-  CHECK(al::explain_number(1e-9) == "1.000e-09");
-  CHECK(al::explain_number(-std::numeric_limits<double>::infinity()) == "−∞");
-  CHECK(al::explain_number(std::nan("")) == "NaN");
 }
 
 TEST_CASE("explain: every cell's arithmetic gives back the trace's value") {
@@ -206,7 +197,8 @@ TEST_CASE("explain: a long sum lists its largest terms first and groups the rest
   CHECK(listed == 3);
   CHECK(e.sum.rest == doctest::Approx(rest));
   CHECK(e.sum.has_bias == s.config.bias);
-  CHECK(al::format_term_sum(e.sum, "b_c").find("+ 5 smaller terms (") != std::string::npos);
+  CHECK(al::format_term_sum(e.sum, "b_c").find("+ 5 smaller terms (" + al::lab_number(rest) + ")") != std::string::npos);
+  CHECK(al::format_term_sum(e.sum, "b_c", "个较小的项").find("+ 5 个较小的项 (") != std::string::npos);
   REQUIRE(e.sources.size() == 2);
   CHECK(e.sources[0].matrix == "x");
   CHECK(e.sources[1].matrix == "w_q");
@@ -313,5 +305,61 @@ TEST_CASE("heads: concat·W_O equals the sum over heads of context_h · W_O's ro
     CHECK(check->max_abs_difference < 1e-5);
     CHECK(check->has_w_o == (s.weights.w_o != nullptr));
     CHECK(check->per_head_sum.shape == t->stage(Stage::Output).shape);
+  }
+}
+
+TEST_CASE("explain: a fused W_qkv gives the same projection terms as separate weights, and names its slice") {
+  // Seed 004's fused session (1 head) and the default example fused (2 heads),
+  // each against the same weights kept separate.
+  for (const auto& [fused, separate] :
+       {std::pair{preset("seed-004-fused"), al::with_fused(preset("seed-004-fused"), false)},
+        std::pair{al::with_fused(preset("default"), true), preset("default")}}) {
+    REQUIRE(fused.weights.fused());
+    REQUIRE_FALSE(separate.weights.fused());
+    auto fused_trace = trace_of(fused);
+    auto separate_trace = trace_of(separate);
+    const al::Dims& d = fused_trace->dims;
+    const al::Tensor& w_qkv = *fused.weights.w_qkv;  // (d_model, 3·d_model)
+    REQUIRE(w_qkv.cols() == 3 * d.d_model);
+    for (Stage stage : {Stage::Q, Stage::K, Stage::V}) {
+      const al::Index block = stage == Stage::Q ? 0 : stage == Stage::K ? 1 : 2;
+      const al::InputId weight = stage == Stage::Q ? al::InputId::WQ : stage == Stage::K ? al::InputId::WK : al::InputId::WV;
+      const al::Tensor& w_separate = *al::input(separate, weight);  // (d_model, d_model)
+      for (al::Index b = 0; b < d.batch; ++b)
+        for (al::Index h = 0; h < d.heads; ++h)
+          for (al::Index i = 0; i < fused_trace->stage(stage).rows(); ++i)
+            for (al::Index c = 0; c < d.d_k; ++c) {
+              CAPTURE(al::stage_name(stage));
+              CAPTURE(b);
+              CAPTURE(h);
+              CAPTURE(i);
+              CAPTURE(c);
+              const al::Explanation f = explain(*fused_trace, fused, {stage, b, h, i, c}, 0);
+              const al::Explanation s = explain(*separate_trace, separate, {stage, b, h, i, c}, 0);
+              REQUIRE(f.sum.terms.size() == s.sum.terms.size());
+              for (size_t p = 0; p < f.sum.terms.size(); ++p) {
+                CHECK(f.sum.terms[p].index == s.sum.terms[p].index);
+                CHECK(f.sum.terms[p].factor_a == s.sum.terms[p].factor_a);
+                CHECK(f.sum.terms[p].factor_b == s.sum.terms[p].factor_b);
+                CHECK(f.sum.terms[p].value == s.sum.terms[p].value);
+              }
+              CHECK(f.sum.has_bias == s.sum.has_bias);
+              CHECK(f.sum.bias == s.sum.bias);
+              CHECK(f.sum.total == s.sum.total);
+              CHECK_FALSE(s.fused_slice);
+              REQUIRE(f.fused_slice);
+              // W_qkv[:, begin:end] is the separate matrix, and the cell's column is in it.
+              const al::Index column = h * d.d_k + c;
+              CHECK(f.fused_slice->weight == weight);
+              CHECK(f.fused_slice->begin == block * d.d_model);
+              CHECK(f.fused_slice->end == (block + 1) * d.d_model);
+              CHECK(f.fused_slice->column == block * d.d_model + column);
+              for (al::Index p = 0; p < d.d_model; ++p)
+                CHECK(w_qkv.matrix()(p, f.fused_slice->column) == w_separate.matrix()(p, column));
+              REQUIRE(f.sources.size() == s.sources.size() + 1);
+              CHECK(f.sources.back().matrix == "w_qkv");
+              CHECK(f.sources.back().index == f.fused_slice->column);
+            }
+    }
   }
 }

@@ -75,3 +75,29 @@ TEST_CASE("linear_break_even_length: first n with 2·n·d·(d+1) < 2·n²·d is 
   }
   CHECK(al::linear_break_even_length(0) == 0);
 }
+
+TEST_CASE("lab_number: one way to write a number in every window") {
+  CHECK(al::lab_number(1.0) == "1.0");
+  CHECK(al::lab_number(0.5) == "0.5");
+  CHECK(al::lab_number(-2.25) == "−2.25");
+  CHECK(al::lab_number(-0.0) == "0.0");
+  CHECK(al::lab_number(1.0 / std::sqrt(2.0)) == "0.7071");  // 4 significant digits
+  CHECK(al::lab_number(0.00012345) == "0.0001234");
+  CHECK(al::lab_number(1234.0) == "1234.0");
+  CHECK(al::lab_number(123456.0) == "1.235e5");
+  CHECK(al::lab_number(-1e9) == "−1e9");
+  CHECK(al::lab_number(-1e-20) == "−1e-20");
+  CHECK(al::lab_number(2.5e-5) == "2.5e-5");
+  CHECK(al::lab_number(std::numeric_limits<double>::quiet_NaN()) == "NaN");
+  CHECK(al::lab_number(std::numeric_limits<double>::infinity()) == "∞");
+  CHECK(al::lab_number(-std::numeric_limits<double>::infinity()) == "−∞");
+}
+
+TEST_CASE("bytes_text: bytes, then KiB, MiB, GiB with one decimal") {
+  CHECK(al::bytes_text(0) == "0 B");
+  CHECK(al::bytes_text(1023) == "1023 B");
+  CHECK(al::bytes_text(1024) == "1.0 KiB");
+  CHECK(al::bytes_text(1536) == "1.5 KiB");
+  CHECK(al::bytes_text(al::Index{30} << 20) == "30.0 MiB");
+  CHECK(al::bytes_text((al::Index{6} << 30) / 5) == "1.2 GiB");
+}
