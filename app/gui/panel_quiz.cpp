@@ -25,14 +25,18 @@ const char* stage_symbol(Stage stage) {
 
 Step step_of(Stage stage) { return step_from_name(stage_name(stage)).value_or(Step::X); }
 
-// One-cell mode: the asked stage on screen, its batch item and head shown, the cell covered
-// in every heatmap of that matrix (the head's own and the heads' average, which would give it away).
+// One-cell mode: the asked stage on screen, its batch item and head shown (with
+// that head's inputs), the cell covered in every heatmap of that matrix (the
+// head's own and the heads' average, which would give it away).
 void cover_asked_cell(AppState& app, QuizState& quiz, const QuizQuestion& q) {
   app.view.step = step_of(q.stage);
   app.view.batch = q.batch;
   const std::string stage = stage_name(q.stage);
   const bool per_head = q.stage != Stage::Concat && q.stage != Stage::Output;
-  if (per_head && app.view.only_head >= 0) app.view.only_head = static_cast<int>(q.head);
+  if (per_head) {
+    app.view.input_head = q.head;  // the inputs row shows the stage before, of the asked head
+    if (app.view.only_head >= 0) app.view.only_head = static_cast<int>(q.head);
+  }
   quiz.covered_heatmaps = per_head ? std::vector<std::string>{stage + ".h" + std::to_string(q.head), stage + ".avg"}
                                    : std::vector<std::string>{stage};
   quiz.covered_batch = q.batch;

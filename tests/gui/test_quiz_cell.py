@@ -4,7 +4,8 @@ xdotool is checked against `attention-lab trace --json` and scored.
 
 - screenshot (en, zh): --quiz-hide cell covers exactly one cell of the asked
   matrix with the cover colour; its neighbours show the colormap colour of
-  their trace values; the main view is at the asked stage.
+  their trace values; the main view is at the asked stage, with the asked
+  head's inputs.
 - real input: click "one cell", type the right value (score 1/1, the cover
   goes), Next, type a wrong value (score 1/2)."""
 import json
@@ -51,6 +52,11 @@ for lang in ("en", "zh"):
     failures.check(rect is not None and cover is not None, f"[{lang}] heatmap {name} is on screen with a cover")
     if not rect or not cover:
         continue
+    # The inputs row shows the stage before, of the asked head (what the answer is made from).
+    before = {"scores": "q", "scaled": "scores", "weights": "masked", "context": "dropped"}.get(stage)
+    if before:
+        failures.check(f"heatmap.{before}.h{h}" in widgets["widgets"],
+                       f"[{lang}] the inputs row shows {before} of head {h}")
     covers = [key for key in widgets["widgets"] if key.startswith("quiz.cover.")]
     failures.check(len(covers) <= 2, f"[{lang}] one cell covered (its head and the heads' average): {covers}")
     got = mean_colour(image, *cell_sample_point(rect, row, col))
