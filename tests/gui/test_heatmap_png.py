@@ -6,7 +6,8 @@ numbers, the shader's stop tables re-stated in gui_test_util), and the same
 colour the on-screen heatmap shows in a screenshot of the same run. Also:
 masked cells hatched, a fully masked row NaN magenta, one pixel per cell for
 large matrices, a translated error for a missing folder, an error for a heatmap
-not on screen, and the right-click menu writing the same picture.
+not on screen, and the right-click menu and File > Export's PNG button (real
+xdotool clicks) writing the same picture.
 
 Needs numpy: if the interpreter CMake found lacks it, the test re-runs itself
 with Debian's /usr/bin/python3 (python3-numpy)."""
@@ -182,40 +183,64 @@ result = subprocess.run([binary, "screenshot", "seed-003-example", "--stage", "s
 failures.check(result.returncode == 1 and "not on screen" in result.stderr,
                f"a heatmap not at the step fails with a reason: {result.returncode} {result.stderr.strip()}")
 
-# 6. The right-click menu: saves into the export folder (the app's working folder) the same picture.
-menu_dir = os.path.join(out, "menu")
-os.makedirs(menu_dir, exist_ok=True)
-saved = os.path.join(menu_dir, "weights.h0.b0.png")
-if os.path.exists(saved):
-    os.remove(saved)
-widgets_path = os.path.join(menu_dir, "widgets.json")
-app = subprocess.Popen([os.path.abspath(binary), "seed-003-example", "--stage", "weights", "--head", "0",
-                        "--size", "1400x900", "--lang", "en", "--widgets-out", widgets_path], cwd=menu_dir)
-try:
-    state, ok = wait_for_widgets(widgets_path, lambda s: "heatmap.weights.h0" in s["widgets"], 30)
-    failures.check(ok, "the app shows the weights heatmap")
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
-    r = state["widgets"]["heatmap.weights.h0"]
-    xdotool("mousemove", "--window", window, int(r["x"] + 0.5 * r["w"]), int(r["y"] + 0.5 * r["h"]))
+# 6. Real clicks: the right-click menu, and File > Export's PNG button for the pinned heatmap,
+# save into the export folder (the app's working folder) the same picture.
+def click_at(window, rect):
+    xdotool("mousemove", "--window", window, int(rect["x"] + 0.5 * rect["w"]), int(rect["y"] + 0.5 * rect["h"]))
     time.sleep(0.2)
+
+
+def run_and_click(label, extra, clicks):
+    """Starts the app in its own folder, lets `clicks(window, widgets_path)` act, and checks the saved picture."""
+    folder = os.path.join(out, label)
+    os.makedirs(folder, exist_ok=True)
+    saved = os.path.join(folder, "weights.h0.b0.png")
+    if os.path.exists(saved):
+        os.remove(saved)
+    widgets_path = os.path.join(folder, "widgets.json")
+    if os.path.exists(widgets_path):
+        os.remove(widgets_path)
+    app = subprocess.Popen([os.path.abspath(binary), "seed-003-example", "--stage", "weights", "--head", "0",
+                            "--size", "1400x900", "--lang", "en", "--widgets-out", widgets_path, *extra], cwd=folder)
+    try:
+        state, ok = wait_for_widgets(widgets_path, lambda s: "heatmap.weights.h0" in s["widgets"], 30)
+        failures.check(ok, f"[{label}] the app shows the weights heatmap")
+        window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+        if ok and clicks(window, state, widgets_path):
+            deadline = time.time() + 10
+            while not os.path.exists(saved) and time.time() < deadline:
+                time.sleep(0.1)
+            failures.check(os.path.exists(saved), f"[{label}] wrote {saved}")
+            if os.path.exists(saved):
+                check_blocks(label, read_png(saved), lambda i, j: colormap(VIRIDIS, weights[i][j]), 5, 5)
+        app.terminate()
+        app.wait(timeout=20)
+    finally:
+        if app.poll() is None:
+            app.terminate()
+            app.wait(timeout=10)
+
+
+def right_click_menu(window, state, widgets_path):
+    click_at(window, state["widgets"]["heatmap.weights.h0"])
     xdotool("click", 3)
     state, ok = wait_for_widgets(widgets_path, lambda s: "png.menu_save" in s["widgets"])
     failures.check(ok, "right-click opens the menu with 'Save this heatmap as PNG'")
     if ok:
-        m = state["widgets"]["png.menu_save"]
-        xdotool("mousemove", "--window", window, int(m["x"] + 0.5 * m["w"]), int(m["y"] + 0.5 * m["h"]))
-        time.sleep(0.2)
+        click_at(window, state["widgets"]["png.menu_save"])
         xdotool("click", 1)
-        deadline = time.time() + 10
-        while not os.path.exists(saved) and time.time() < deadline:
-            time.sleep(0.1)
-        failures.check(os.path.exists(saved), f"the menu wrote {saved}")
-        if os.path.exists(saved):
-            check_blocks("menu", read_png(saved), lambda i, j: colormap(VIRIDIS, weights[i][j]), 5, 5)
-    app.terminate()
-    app.wait(timeout=20)
-finally:
-    if app.poll() is None:
-        app.terminate()
-        app.wait(timeout=10)
+    return ok
+
+
+def export_button(window, state, widgets_path):
+    state, ok = wait_for_widgets(widgets_path, lambda s: "export.pinned_png" in s["widgets"])
+    failures.check(ok, "File > Export shows a PNG button for the pinned heatmap")
+    if ok:
+        click_at(window, state["widgets"]["export.pinned_png"])
+        xdotool("click", 1)
+    return ok
+
+
+run_and_click("menu", [], right_click_menu)
+run_and_click("export-window", ["--open", "export", "--pin", "weights:0:0:1:1"], export_button)
 failures.finish()
