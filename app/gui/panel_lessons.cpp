@@ -166,11 +166,12 @@ void draw_lessons(AppState& app) {
                                   .c_str());
     wrapped_text_colored(kFormulaColour, app.tr(base + ".title"));
     auto trace = app.model.trace();
-    if (trace && !app.model.error())
-      wrapped_text(app.i18n.format(base + ".text", lesson_params(lesson, *trace, app.model.trace_session())));
-    else
-      wrapped_text(app.tr("lessons.no_trace"));
+    const std::string lines =
+        trace && !app.model.error()
+            ? wrapped_text(app.i18n.format(base + ".text", lesson_params(lesson, *trace, app.model.trace_session())))
+            : wrapped_text(app.tr("lessons.no_trace"));
     app.widgets.add_last_item("lesson.text");
+    if (app.widgets.enabled()) app.widgets.set_fact("lesson.text.lines", lines);
     ImGui::TextDisabled("%s", app.tr("lessons.look"));
 
     ImGui::Spacing();

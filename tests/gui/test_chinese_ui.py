@@ -2,13 +2,24 @@
 app reports every code point of its UI strings (both languages, formulas)
 that the font atlas lacks (which ImGui would draw as '?'): none may be
 missing; and the explanation region differs between English and Chinese and
-holds text in both."""
+holds text in both.
+
+Chinese wrapping (app/gui/text_wrap.*): at narrow windows the step explanation
+and every guided lesson break into several lines, no line break falls inside a
+number ("0.2384", "1e-9") or a name ("W_qkv"), the lines together are the whole
+text, and the text's rectangle stays inside its window."""
+import os
+import re
 import sys
+import tempfile
 
 from gui_test_util import Failures, output_dir, screenshot
 
 binary = sys.argv[1]
 out = output_dir("chinese-ui")
+# Settings and recovery files of our own: a lesson edits the session.
+for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+    os.environ[variable] = tempfile.mkdtemp(prefix="attention-lab-xdg-")
 failures = Failures()
 
 shots = {}
@@ -44,5 +55,53 @@ for name in ("explanation.text", "tab.config"):
     differing = len(en ^ zh)
     failures.check(differing > 0.3 * max(len(en), len(zh)),
                    f"{name} looks different in Chinese ({differing} of {max(len(en), len(zh))} ink pixels differ)")
+
+
+# ---- Chinese wrapping ---------------------------------------------------------
+# Characters of a run that must stay on one line: Latin letters, digits, the
+# decimal point, "_" of names like W_qkv, and the exponent's sign after "e".
+RUN = re.compile(r"[0-9A-Za-z_.]")
+
+
+def check_lines(label, lines_text, full_text_rect, window_right, must_wrap=True):
+    lines = lines_text.split("\n")
+    if must_wrap:
+        failures.check(len(lines) >= 2, f"{label}: the text wraps at this width ({len(lines)} line(s))")
+    for before, after in zip(lines, lines[1:]):
+        if before and after:
+            failures.check(not (RUN.match(before[-1]) and RUN.match(after[0])),
+                           f"{label}: a line break splits a number or name: ...{before[-8:]!r} | {after[:8]!r}...")
+    right = full_text_rect["x"] + full_text_rect["w"]
+    failures.check(right <= window_right,
+                   f"{label}: the text ends at x = {right}, inside its window (right edge {window_right})")
+
+
+# The step explanation beside the heatmaps, at several window widths (its width follows the window).
+for width in (720, 800, 900, 1040):
+    for stage in ("scaled", "masked", "dropped", "w_o"):
+        _, widgets = screenshot(binary, "default", stage, out, f"narrow-{stage}-{width}",
+                                ["--lang", "zh", "--size", f"{width}x700"])
+        lines = widgets.get("explanation.text.lines")
+        rect = widgets["widgets"].get("explanation.text")
+        if lines is None or rect is None:
+            failures.check(False, f"[{stage} at {width}px] the explanation reports its lines and rectangle")
+            continue
+        # The main window's padding and the panel's border are inside the framebuffer's edge.
+        check_lines(f"[{stage} at {width}px]", lines, rect, width - 8, must_wrap=width <= 800)
+        failures.check(widgets.get("missing_glyphs") == "", f"[{stage} at {width}px] no '?' glyphs")
+
+# Every guided lesson: its text quotes the example's real numbers (q rows, scores, weights).
+numbers_seen = 0
+for number in range(1, 9):
+    _, widgets = screenshot(binary, "default", "x", out, f"lesson{number}-zh",
+                            ["--lang", "zh", "--lesson", str(number), "--size", "1000x760"])
+    lines = widgets.get("lesson.text.lines")
+    rect, window = widgets["widgets"].get("lesson.text"), widgets["widgets"].get("lesson.window")
+    if lines is None or rect is None or window is None:
+        failures.check(False, f"[lesson {number}] the lesson reports its lines and rectangles")
+        continue
+    numbers_seen += len(re.findall(r"\d\.\d", lines))
+    check_lines(f"[lesson {number}]", lines, rect, window["x"] + window["w"])
+failures.check(numbers_seen >= 5, f"the lessons quote decimal numbers ({numbers_seen} found), so the check means something")
 
 failures.finish()
