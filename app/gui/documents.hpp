@@ -3,6 +3,7 @@
 // as / Open / Import through the ImGui file dialog, recent files, drag and
 // drop, the unsaved-changes question, autosave to the recovery file and the
 // settings that persist between runs (core/recovery.hpp, core/settings.hpp).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct FileDialog {
   std::string folder;         // absolute
   std::string name;           // the name field: a file name, or a path typed whole
   std::string error;          // shown inline: unreadable folder, failed save or import
+  std::string overwrite_path; // Save as: an existing file, waiting for "Replace it?"
   // The folder's listing, read when the folder changes (not every frame).
   struct Entry {
     std::string name;
@@ -49,6 +51,9 @@ struct DocumentState {
   Settings settings;
   FileDialog dialog;
   std::optional<AutosaveTimer> autosave;
+  std::unique_ptr<AutosaveWriter> autosave_writer;  // off the UI thread
+  std::uint64_t autosave_submitted = 0;   // the revision last handed to the writer
+  std::string autosave_notice;            // a failed autosave, shown in the status bar until one succeeds
   bool recovery_on_disk = false;          // a recovery file of ours may exist
   std::optional<Recovery> recovery_offer; // found at start, waiting for Restore / Discard
   bool request_recovery_popup = false;
