@@ -434,9 +434,12 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     return failure("closing the file failed", err);
   }
   // A test kills the app while it waits here, between the complete temporary
-  // file and the rename, to check that the previous file stays intact.
-  if (const char* pause_path = std::getenv("ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME"); pause_path && path == pause_path)
-    std::this_thread::sleep_for(std::chrono::seconds(60));
+  // file and the rename, to check that the previous file stays intact; another
+  // one edits on while the autosave waits here (ATTENTION_LAB_TEST_PAUSE_SECONDS).
+  if (const char* pause_path = std::getenv("ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME"); pause_path && path == pause_path) {
+    const char* seconds = std::getenv("ATTENTION_LAB_TEST_PAUSE_SECONDS");
+    std::this_thread::sleep_for(std::chrono::milliseconds(seconds ? std::atol(seconds) * 1000 : 60000));
+  }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());

@@ -2,6 +2,7 @@
 #include "recovery.hpp"
 
 #include <filesystem>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "matrix_io.hpp"
@@ -84,15 +85,86 @@ Result<std::optional<Recovery>> read_recovery() {
   return read_recovery_file(*path);
 }
 
+std::optional<Error> clear_recovery_file(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec)
+    return make_error(ErrorCode::IoError, "cannot remove the recovery file '" + path + "': " + ec.message(),
+                      {{"path", path}});
+  return std::nullopt;
+}
+
 std::optional<Error> clear_recovery() {
   auto path = recovery_path();
   if (!path) return path.error();
-  std::error_code ec;
-  fs::remove(*path, ec);
-  if (ec)
-    return make_error(ErrorCode::IoError, "cannot remove the recovery file '" + *path + "': " + ec.message(),
-                      {{"path", *path}});
-  return std::nullopt;
+  return clear_recovery_file(*path);
+}
+
+AutosaveWriter::AutosaveWriter(std::string path) : path_(std::move(path)), thread_([this] { run(); }) {}
+
+AutosaveWriter::~AutosaveWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void AutosaveWriter::submit(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waiting_ = std::move(job);  // replaces an older waiting job
+  }
+  changed_.notify_all();
+}
+
+void AutosaveWriter::submit_write(Session snapshot, std::string original_path, std::uint64_t revision) {
+  submit(Job{revision, std::move(snapshot), std::move(original_path)});
+}
+
+void AutosaveWriter::submit_clear(std::uint64_t revision) { submit(Job{revision, std::nullopt, {}}); }
+
+std::vector<AutosaveWriter::Finished> AutosaveWriter::take_finished() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(finished_, {});
+}
+
+bool AutosaveWriter::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !working_ && !waiting_;
+}
+
+void AutosaveWriter::wait_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !working_ && !waiting_; });
+}
+
+void AutosaveWriter::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return waiting_ || stopping_; });
+    if (!waiting_) return;  // stopping, nothing left to write
+    Job job = std::move(*waiting_);
+    waiting_.reset();
+    working_ = true;
+    lock.unlock();
+
+    Finished done{job.revision, !job.session, std::nullopt};
+    Result<std::string> path = path_.empty() ? recovery_path() : Result<std::string>(path_);
+    if (!path) {
+      done.error = path.error();
+    } else if (job.session) {
+      done.error = write_recovery_file(*path, *job.session, job.original_path, system_clock::now());
+    } else {
+      done.error = clear_recovery_file(*path);
+    }
+
+    lock.lock();
+    working_ = false;
+    finished_.push_back(std::move(done));
+    changed_.notify_all();
+  }
 }
 
 AutosaveTimer::AutosaveTimer(std::uint64_t initial_revision, Clock::duration quiet, Clock::duration max_wait)

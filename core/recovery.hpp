@@ -4,9 +4,13 @@
 // seconds after each change; the next start offers to restore it; a save to
 // the real file or a clean exit clears it.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "error.hpp"
 #include "session.hpp"
@@ -42,6 +46,7 @@ std::optional<Error> write_recovery_file(const std::string& path, const Session&
                                          const std::string& original_path,
                                          std::chrono::system_clock::time_point now);
 Result<std::optional<Recovery>> read_recovery_file(const std::string& path);
+std::optional<Error> clear_recovery_file(const std::string& path);
 
 // When to autosave, given the session model's revision each frame: once the
 // edits have paused for `quiet` (a drag or a burst of typing saves once, after
@@ -73,6 +78,51 @@ class AutosaveTimer {
   Clock::time_point last_change_{};
   std::optional<Clock::time_point> pending_since_;  // first change not on disk
   std::optional<Clock::time_point> last_attempt_;
+};
+
+// Writes (or clears) the recovery file on its own thread, so a slow or stuck
+// disk never stalls the frames. One job at a time; a job submitted while one is
+// under way waits, and a newer job replaces a waiting one (only the newest
+// state matters). The session is a snapshot: its tensors are immutable and
+// shared, so copying it is cheap and serialising it there is safe.
+class AutosaveWriter {
+ public:
+  struct Finished {
+    std::uint64_t revision = 0;
+    bool cleared = false;        // a clear job, not a write
+    std::optional<Error> error;
+  };
+  // `path` empty: recovery_path() at each job.
+  explicit AutosaveWriter(std::string path = {});
+  // Finishes the job under way and the waiting one, then joins the thread.
+  ~AutosaveWriter();
+  AutosaveWriter(const AutosaveWriter&) = delete;
+  AutosaveWriter& operator=(const AutosaveWriter&) = delete;
+
+  void submit_write(Session snapshot, std::string original_path, std::uint64_t revision);
+  // Removes the file after any write submitted before (so a late write cannot bring it back).
+  void submit_clear(std::uint64_t revision);
+  // Jobs done since the last call, oldest first.
+  std::vector<Finished> take_finished();
+  bool idle() const;
+  void wait_idle();
+
+ private:
+  struct Job {
+    std::uint64_t revision = 0;
+    std::optional<Session> session;  // none: clear
+    std::string original_path;
+  };
+  void submit(Job job);
+  void run();
+
+  std::string path_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Job> waiting_;
+  bool working_ = false, stopping_ = false;
+  std::vector<Finished> finished_;
+  std::thread thread_;  // last: starts after the members it uses
 };
 
 }  // namespace al

@@ -4,6 +4,7 @@
 #include <epoxy/gl.h>
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -41,12 +42,42 @@ void remember_recent(AppState& app, const std::string& path) {
     std::fprintf(stderr, "attention-lab: %s\n", error->message.c_str());
 }
 
-// The session now matches what is on disk: nothing to recover.
+// The session now matches what is on disk: nothing to recover. The clear goes
+// to the writer's queue, after any write still under way.
 void forget_recovery(AppState& app) {
-  if (app.files.autosave) app.files.autosave->reset(app.model.revision());
-  if (app.files.user_files && app.files.recovery_on_disk && !app.files.recovery_offer) {
-    clear_recovery();
-    app.files.recovery_on_disk = false;
+  DocumentState& files = app.files;
+  if (files.autosave) files.autosave->reset(app.model.revision());
+  if (!files.user_files || files.recovery_offer || !files.autosave_writer) return;
+  if (files.recovery_on_disk || !files.autosave_writer->idle()) {
+    files.autosave_writer->submit_clear(app.model.revision());
+    files.recovery_on_disk = false;
+  }
+}
+
+// The writer's finished jobs: the timer learns what is on disk, a failure is
+// shown in the status bar (once, until a write succeeds) and retried by the timer.
+void take_autosave_results(AppState& app) {
+  DocumentState& files = app.files;
+  for (AutosaveWriter::Finished& done : files.autosave_writer->take_finished()) {
+    auto& notices = app.notices;
+    if (done.error) {
+      std::fprintf(stderr, "attention-lab: autosave: %s\n", done.error->message.c_str());
+      const std::string notice =
+          app.i18n.format("files.autosave_failed", {{"error", app.i18n.error_message(*done.error)}});
+      if (notice != files.autosave_notice) {
+        notices.erase(std::remove(notices.begin(), notices.end(), files.autosave_notice), notices.end());
+        notices.push_back(notice);
+        files.autosave_notice = notice;
+      }
+      continue;
+    }
+    if (!files.autosave_notice.empty()) {
+      notices.erase(std::remove(notices.begin(), notices.end(), files.autosave_notice), notices.end());
+      files.autosave_notice.clear();
+    }
+    if (done.cleared) continue;
+    files.autosave->mark_saved(done.revision);
+    files.recovery_on_disk = true;
   }
 }
 
@@ -102,6 +133,7 @@ void init_documents(AppState& app, const StartDocument& start) {
     app.i18n.set_language(language);
 
   files.autosave.emplace(app.model.revision());
+  files.autosave_writer = std::make_unique<AutosaveWriter>();
   auto recovery = read_recovery();
   if (!recovery) {
     // A recovery file that cannot be read back is kept (it may still be opened
@@ -124,22 +156,19 @@ void place_window(AppState& app, GLFWwindow* window) {
 
 void tick_autosave(AppState& app) {
   DocumentState& files = app.files;
+  if (!files.user_files || !files.autosave_writer) return;
+  take_autosave_results(app);
   // Until the learner answers the recovery question, its file is not touched.
-  if (!files.user_files || !files.autosave || files.recovery_offer) return;
+  if (files.recovery_offer) return;
   const std::uint64_t revision = app.model.revision();
   if (!app.model.modified()) {
     forget_recovery(app);
     return;
   }
   if (!files.autosave->should_save(revision, AutosaveTimer::Clock::now())) return;
-  // The recovery file is a safety net: a failure is reported once per kind in
-  // the status bar, and retried by the timer.
-  if (auto error = write_recovery(app.model.session(), files.path)) {
-    std::fprintf(stderr, "attention-lab: autosave: %s\n", error->message.c_str());
-    return;
-  }
-  files.autosave->mark_saved(revision);
-  files.recovery_on_disk = true;
+  if (revision == files.autosave_submitted && !files.autosave_writer->idle()) return;  // on its way already
+  files.autosave_writer->submit_write(app.model.session(), files.path, revision);
+  files.autosave_submitted = revision;
 }
 
 void request_quit(AppState& app) {
@@ -155,6 +184,7 @@ void request_quit(AppState& app) {
 void finish_documents(AppState& app, GLFWwindow* window, bool by_signal) {
   DocumentState& files = app.files;
   if (!files.user_files) return;
+  files.autosave_writer.reset();  // finishes its writes first, so none lands after what follows
   if (by_signal && app.model.modified() && app.options.save_on_exit.empty()) {
     // Stopped from outside (logout, kill): the edits stay in the recovery file.
     write_recovery(app.model.session(), files.path);

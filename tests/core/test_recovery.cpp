@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 #include <fstream>
 
@@ -229,6 +230,75 @@ TEST_CASE("AutosaveTimer: a long run of edits still saves every max_wait; a fail
   failing.reset(7);
   CHECK_FALSE(failing.pending());
   CHECK_FALSE(failing.should_save(7, t0 + 100s));
+}
+
+TEST_CASE("AutosaveWriter: writes on its own thread; the newest waiting snapshot wins; joins on destruction") {
+  TempDir dir;
+  const std::string path = dir / "state/recovery.json";
+  // Each write of this file stops 1 s between its complete temporary file and the rename.
+  ScopedEnv pause("ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME", path);
+  ScopedEnv seconds("ATTENTION_LAB_TEST_PAUSE_SECONDS", "1");
+  using Clock = std::chrono::steady_clock;
+  const Session base = *load_preset("default");
+  auto edited = [&](float value) { return with_cell(base, InputId::X, 0, value); };
+  auto x00_on_disk = [&] {
+    auto r = read_recovery_file(path);
+    REQUIRE(r.ok());
+    REQUIRE(r->has_value());
+    return (**r).session.x->data[0];
+  };
+
+  SUBCASE("submitting never waits for the disk; the waiting job is replaced by a newer one") {
+    AutosaveWriter writer(path);
+    const auto start = Clock::now();
+    writer.submit_write(edited(1.0f), "/a.json", 1);
+    std::this_thread::sleep_for(200ms);  // revision 1 is now under way, paused before its rename
+    writer.submit_write(edited(2.0f), "/a.json", 2);
+    writer.submit_write(edited(3.0f), "/a.json", 3);  // replaces 2, which is never written
+    CHECK(Clock::now() - start < 500ms);               // nothing above waited for the 1 s pause
+    CHECK_FALSE(writer.idle());
+    writer.wait_idle();
+    CHECK(Clock::now() - start >= 2s);  // two writes, each paused 1 s
+    const auto finished = writer.take_finished();
+    REQUIRE(finished.size() == 2);
+    CHECK(finished[0].revision == 1);
+    CHECK(finished[1].revision == 3);
+    CHECK_FALSE(finished[0].error);
+    CHECK_FALSE(finished[1].error);
+    CHECK(x00_on_disk() == 3.0f);
+    CHECK(writer.take_finished().empty());
+  }
+  SUBCASE("a clear after a write removes the file once that write is done") {
+    AutosaveWriter writer(path);
+    writer.submit_write(edited(4.0f), "", 1);
+    std::this_thread::sleep_for(200ms);
+    writer.submit_clear(1);
+    writer.wait_idle();
+    CHECK_FALSE(std::filesystem::exists(path));
+    const auto finished = writer.take_finished();
+    REQUIRE(finished.size() == 2);
+    CHECK(finished[1].cleared);
+  }
+  SUBCASE("destruction finishes the job under way and the waiting one") {
+    {
+      AutosaveWriter writer(path);
+      writer.submit_write(edited(5.0f), "", 1);
+      std::this_thread::sleep_for(200ms);
+      writer.submit_write(edited(6.0f), "", 2);
+    }
+    CHECK(x00_on_disk() == 6.0f);
+  }
+  SUBCASE("a failed write is reported with its error") {
+    std::ofstream(dir / "blocked") << "a file where the folder should be";
+    AutosaveWriter writer(dir / "blocked/recovery.json");
+    writer.submit_write(base, "", 7);
+    writer.wait_idle();
+    const auto finished = writer.take_finished();
+    REQUIRE(finished.size() == 1);
+    CHECK(finished[0].revision == 7);
+    REQUIRE(finished[0].error);
+    CHECK(finished[0].error->code == ErrorCode::IoError);
+  }
 }
 
 TEST_CASE("killed in the middle of saving: the previous session file and the recovery file stay whole") {
