@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kDialogPopup = "###file_dialog";
+constexpr const char* kOverwritePopup = "###files_overwrite";
 
 bool has_extension(const std::string& name, std::initializer_list<const char*> extensions) {
   std::string extension = fs::path(name).extension().string();
@@ -131,6 +132,38 @@ void draw_import_options(AppState& app, FileDialog& dialog) {
   ImGui::TextDisabled("%s", app.i18n.format("files.dialog.import_shape", {{"shape", shape_text}}).c_str());
 }
 
+// Save as onto an existing file asks first; nested in the dialog, so Cancel goes
+// back to it to pick another name. Returns the path once the learner replaces it.
+std::optional<std::string> draw_overwrite_question(AppState& app, FileDialog& dialog) {
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(30.0f * font, 0.0f), ImGuiCond_Appearing);
+  const std::string title = std::string(app.tr("files.overwrite.title")) + kOverwritePopup;
+  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoSavedSettings)) return std::nullopt;
+  app.widgets.add("files.overwrite", ImGui::GetWindowPos(),
+                  ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x,
+                         ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
+  const fs::path path(dialog.overwrite_path);
+  ImGui::TextWrapped("%s", app.i18n.format("files.overwrite.text", {{"name", path.filename().string()},
+                                                                    {"folder", path.parent_path().string()}}).c_str());
+  ImGui::Spacing();
+  std::optional<std::string> replace;
+  if (ImGui::Button((std::string(app.tr("files.overwrite.replace")) + "###overwrite_replace").c_str(),
+                    ImVec2(7.0f * font, 0.0f)))
+    replace = dialog.overwrite_path;
+  app.widgets.add_last_item("files.overwrite.replace");
+  ImGui::SameLine();
+  const bool cancel =
+      ImGui::Button((std::string(app.tr("files.cancel")) + "###overwrite_cancel").c_str(), ImVec2(7.0f * font, 0.0f));
+  app.widgets.add_last_item("files.overwrite.cancel");
+  if (replace || cancel || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    dialog.overwrite_path.clear();
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+  return replace;
+}
+
 }  // namespace
 
 std::optional<std::string> draw_file_dialog(AppState& app) {
@@ -223,7 +256,9 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
   ImGui::SameLine();
   bool cancel = ImGui::Button((std::string(app.tr("files.cancel")) + "###cancel").c_str(), ImVec2(7.0f * font, 0.0f));
   app.widgets.add_last_item("files.dialog.cancel");
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) cancel = true;
+  // Escape answers the overwrite question when it is open, not the dialog.
+  const bool asking = ImGui::IsPopupOpen(kOverwritePopup);
+  if (!asking && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) cancel = true;
 
   if (accept && !dialog.name.empty()) {
     fs::path path = fs::path(dialog.name);
@@ -234,9 +269,15 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
       dialog.name.clear();
     } else {
       if (dialog.mode == FileDialogMode::SaveAs && path.extension().empty()) path += ".json";
-      accepted = path.lexically_normal().string();
+      if (dialog.mode == FileDialogMode::SaveAs && fs::exists(path, ec)) {
+        dialog.overwrite_path = path.lexically_normal().string();
+        ImGui::OpenPopup(kOverwritePopup);
+      } else {
+        accepted = path.lexically_normal().string();
+      }
     }
   }
+  if (auto replace = draw_overwrite_question(app, dialog)) accepted = replace;
   if (cancel) {
     app.files.pending = PendingAction::None;  // "Save" in the question was cancelled too
     ImGui::CloseCurrentPopup();
