@@ -12,13 +12,16 @@ namespace al {
 
 // Compute policy. A session below both limits is computed inside edit(), undo(),
 // redo() and reset(), so the app shows the result in the same frame; a larger
-// one on the model's worker thread. Measured on the 2-core build machine under
-// load: 1e8 flops (as estimate_compute_flops counts them) take 1-2 ms, e.g.
-// L=128, d=256 in 1.2 ms and L=256, d=64 in 1.3 ms, a small share of a 16 ms
-// frame (4 heads, OMP_WAIT_POLICY=passive); L=512, d=64 (1.9e8) takes 7-11 ms and
-// goes to the worker. The byte limit guards the cost of allocating and writing
-// the (B, h, Lq, Lk) stages.
-constexpr double kSyncComputeMaxFlops = 1e8;
+// one on the model's worker thread, and then shows up frames later. Measured on
+// the 2-core build machine (OMP_WAIT_POLICY=passive): the frame-stats session
+// n = 256, d_model 512, 8 heads (7.2e8 flops as estimate_compute_flops counts
+// them, a 9 MiB trace) computes in 12 ms at load 8 (25 ms at load 9); inside the
+// frame its edit shows after 50 ms instead of 77-81 ms on the worker, and 19-20
+// edits/s are shown instead of 11 (frames/s while recomputing drop from 27 to
+// 19-20: the frame waits for the computation). n = 512 (1.8e9, 30 MiB) takes
+// 27-39 ms in the benchmark and goes to the worker. The byte limit guards the cost of allocating
+// and writing the (B, h, Lq, Lk) stages.
+constexpr double kSyncComputeMaxFlops = 1e9;
 constexpr Index kSyncComputeMaxTraceBytes = Index{16} << 20;
 
 // Cost of one full computation of the session in flop-equivalents: the matrix

@@ -76,6 +76,7 @@ double FrameStats::now() const { return seconds(CLOCK_MONOTONIC); }
 
 void FrameStats::before_frame(AppState& app) {
   frame_start_ = now();
+  frame_cpu_start_ = seconds(CLOCK_THREAD_CPUTIME_ID);
   uploads_before_ = app.textures.upload_seconds();
   if (phase_ != Phase::Recompute) return;
   if (!edit_pending_) {
@@ -105,6 +106,7 @@ void FrameStats::after_swap(AppState& app) {
       break;
     case Phase::Idle:
       idle_frame_ms_.push_back(1e3 * (t - last_swap_));
+      idle_ui_cpu_ms_.push_back(1e3 * (seconds(CLOCK_THREAD_CPUTIME_ID) - frame_cpu_start_));
       if (++phase_frames_ >= frames_) {
         phase_ = Phase::Recompute;
         phase_frames_ = 0;
@@ -163,7 +165,8 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
   j["idle"] = {{"frames", idle_frame_ms_.size()},
                {"fps", idle_s > 0 ? static_cast<double>(idle_frame_ms_.size()) / idle_s : 0.0},
                {"frame_ms_median", percentile(idle_frame_ms_, 0.5)},
-               {"frame_ms_p90", percentile(idle_frame_ms_, 0.9)}};
+               {"frame_ms_p90", percentile(idle_frame_ms_, 0.9)},
+               {"ui_thread_cpu_ms_median", percentile(idle_ui_cpu_ms_, 0.5)}};
   j["recompute"] = {
       {"frames", recompute_frames_},
       {"seconds", recompute_s_},
@@ -186,13 +189,13 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
   std::printf(
       "frame stats: %s, %s window\n"
       "  start-up          %.3f s (process start -> first frame swapped, +-%.2f s)\n"
-      "  idle redraw       %.1f fps (frame %.1f ms median, %.1f ms p90, %zu frames)\n"
+      "  idle redraw       %.1f fps (frame %.1f ms median, %.1f ms p90, %zu frames; UI thread CPU %.1f ms)\n"
       "  recompute         %.1f fps, %.1f edits shown/s (%d frames, %zu edits in %.1f s)\n"
       "  edit -> visible   %.1f ms median, %.1f ms p90, %.1f ms max\n"
       "  new-trace frame   %.1f ms median (texture uploads %.1f ms, computed in the frame %.1f ms)\n",
       app.document.c_str(), j["window"].get<std::string>().c_str(), startup_s_,
       j["startup_resolution_s"].get<double>(), j["idle"]["fps"].get<double>(), percentile(idle_frame_ms_, 0.5),
-      percentile(idle_frame_ms_, 0.9), idle_frame_ms_.size(), j["recompute"]["fps"].get<double>(),
+      percentile(idle_frame_ms_, 0.9), idle_frame_ms_.size(), percentile(idle_ui_cpu_ms_, 0.5), j["recompute"]["fps"].get<double>(),
       j["recompute"]["edits_shown_per_s"].get<double>(), recompute_frames_, latency_ms_.size(), recompute_s_,
       percentile(latency_ms_, 0.5), percentile(latency_ms_, 0.9), percentile(latency_ms_, 1.0),
       percentile(new_trace_frame_ms_, 0.5), percentile(new_trace_upload_ms_, 0.5),

@@ -41,6 +41,8 @@ class FrameStats {
   double startup_s_ = -1;
 
   std::vector<double> idle_frame_ms_;
+  std::vector<double> idle_ui_cpu_ms_;  // CPU time of the UI thread itself (not llvmpipe's threads)
+  double frame_cpu_start_ = 0;
   int recompute_frames_ = 0;
   double recompute_s_ = 0;
   int edits_made_ = 0;

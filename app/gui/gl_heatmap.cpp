@@ -1,6 +1,8 @@
 #include "gl_heatmap.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <vector>
 
 namespace al::gui {
 
@@ -12,6 +14,50 @@ GLuint TextureCache::get(const MatrixView& view) {
     entry.texture.upload(view.data, static_cast<int>(view.rows), static_cast<int>(view.cols),
                          static_cast<int>(view.row_stride));
     entry.owner = view.owner;
+    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  entry.used = true;
+  return entry.texture.id();
+}
+
+namespace {
+
+// The cell of largest magnitude of a block, NaN if any cell is NaN, the first
+// cell if none is finite (a block of -inf fill stays -inf).
+float block_value(const MatrixView& view, Index row, Index col, Index rows, Index cols) {
+  float chosen = view.at(row, col), largest = -1.0f;
+  for (Index r = row; r < row + rows; ++r)
+    for (Index c = col; c < col + cols; ++c) {
+      const float v = view.at(r, c);
+      if (std::isnan(v)) return v;
+      if (std::isfinite(v) && std::fabs(v) > largest) {
+        largest = std::fabs(v);
+        chosen = v;
+      }
+    }
+  return chosen;
+}
+
+}  // namespace
+
+GLuint TextureCache::screen(const MatrixView& view) {
+  if (view.rows <= kScreenTexels && view.cols <= kScreenTexels) return get(view);
+  auto [it, inserted] = entries_.try_emplace(view.key + "/screen");
+  Entry& entry = it->second;
+  if (inserted) {
+    const auto start = std::chrono::steady_clock::now();
+    const Index block_rows = (view.rows + kScreenTexels - 1) / kScreenTexels;
+    const Index block_cols = (view.cols + kScreenTexels - 1) / kScreenTexels;
+    const Index rows = (view.rows + block_rows - 1) / block_rows, cols = (view.cols + block_cols - 1) / block_cols;
+    std::vector<float> reduced(static_cast<size_t>(rows * cols));
+    // Both cores: the worker that computed the trace is idle now.
+#pragma omp parallel for schedule(static)
+    for (Index r = 0; r < rows; ++r)
+      for (Index c = 0; c < cols; ++c)
+        reduced[static_cast<size_t>(r * cols + c)] =
+            block_value(view, r * block_rows, c * block_cols, std::min(block_rows, view.rows - r * block_rows),
+                        std::min(block_cols, view.cols - c * block_cols));
+    entry.texture.upload(reduced.data(), static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(cols));
     upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   entry.used = true;
@@ -94,7 +140,15 @@ void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
       0.0f,              2.0f / (t - b),    0.0f,  0.0f,
       0.0f,              0.0f,              -1.0f, 0.0f,
       (r + l) / (l - r), (t + b) / (b - t), 0.0f,  1.0f};
-  draw_quad(c, projection, ImVec2((c.max.x - c.min.x) * scale.x / c.cols, (c.max.y - c.min.y) * scale.y / c.rows));
+  // The texture may hold fewer texels than the matrix has cells (TextureCache::screen):
+  // the shader's cells are its texels.
+  Command texels = c;
+  glBindTexture(GL_TEXTURE_2D, c.values);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &texels.cols);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &texels.rows);
+  if (texels.cols <= 0 || texels.rows <= 0) return;
+  draw_quad(texels, projection,
+            ImVec2((c.max.x - c.min.x) * scale.x / texels.cols, (c.max.y - c.min.y) * scale.y / texels.rows));
 }
 
 void HeatmapRenderer::draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels) {

@@ -28,7 +28,15 @@ struct HeatmapStyle {
 // Textures of the matrices on screen, reused while their data is unchanged.
 class TextureCache {
  public:
+  // One texel per cell (exports, small matrices).
   GLuint get(const MatrixView& view);
+  // For drawing on screen: a matrix longer than kScreenTexels on a side gets a
+  // smaller texture whose texel stands for a block of cells and holds the cell
+  // of largest magnitude (NaN if any is NaN; ±inf only if all are), so no peak
+  // and no NaN falls between pixels, and an (n, n) stage at n = 2048 is a
+  // 512 x 512 upload that samples from cache instead of a 16 MiB one.
+  GLuint screen(const MatrixView& view);
+  static constexpr Index kScreenTexels = 512;
   // Frees the textures no frame has asked for since the previous call.
   void collect_unused();
   // Wall seconds spent making textures so far (--frame-stats' per-trace breakdown).

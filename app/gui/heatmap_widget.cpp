@@ -112,8 +112,8 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   heatmap_png_hooks(app, spec);  // right-click: save as PNG
 
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
-  const GLuint mask_texture = spec.mask.valid() ? app.textures.get(spec.mask) : 0;
-  app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.get(m), mask_texture,
+  const GLuint mask_texture = spec.mask.valid() ? app.textures.screen(spec.mask) : 0;
+  app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.screen(m), mask_texture,
                     static_cast<int>(m.rows), static_cast<int>(m.cols), spec.style);
   app.widgets.add("heatmap." + spec.name, grid_min, grid_max,
                   {{"rows", static_cast<double>(m.rows)}, {"cols", static_cast<double>(m.cols)},

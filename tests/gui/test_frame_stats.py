@@ -58,9 +58,21 @@ def check(name, j, n, frames, background):
     failures.check(m["nproc"] >= 1 and m["renderer"] != "" and len(m["load"].split()) == 3, f"{name}: machine {m}")
 
 
-# n = 256 computes on the worker thread (above SessionModel's threshold): the
-# edit is visible only frames later, so latency spans several frames there.
-check("n256", run("n256", os.path.join(source_dir, "bench/sessions/frame-n256.json"), 8), 256, 8, True)
+# n = 256 (d_model 512, 8 heads) computes inside the edit, below SessionModel's
+# threshold: a computation fits in a frame, so the edit shows in that frame.
+n256 = run("n256", os.path.join(source_dir, "bench/sessions/frame-n256.json"), 8)
+check("n256", n256, 256, 8, False)
+failures.check(n256["recompute"]["edits_shown"] == n256["recompute"]["frames"],
+               f"n256: one edit shown per frame when computed in the edit: {n256['recompute']}")
+new_trace = n256["new_trace_frame"]
+failures.check(new_trace["samples"] == n256["recompute"]["frames"] and new_trace["compute_in_frame_ms_median"] > 0
+               and new_trace["frame_ms_median"] >= new_trace["upload_ms_median"] >= 0,
+               f"n256: every recompute frame drew a new trace, computed in the frame: {new_trace}")
+failures.check(n256["idle"]["ui_thread_cpu_ms_median"] > 0, f"n256: UI thread CPU per idle frame: {n256['idle']}")
+
+# n = 512 (a 30 MiB trace) computes on the worker thread: the edit is visible
+# only frames later, so latency spans several frames there.
+check("n512", run("n512", os.path.join(source_dir, "bench/sessions/frame-n512.json"), 8), 512, 8, True)
 
 # A small session written here computes inside the edit, in the same frame.
 small = os.path.join(out, "small.json")
