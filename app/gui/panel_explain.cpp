@@ -230,7 +230,7 @@ void draw_explain_window(AppState& app) {
                                     : app.i18n.format("heatmap.head", {{"n", std::to_string(cell->head)}}));
   ImGui::TextUnformatted(where.c_str());
   ImGui::Text("= %s", num(e.value).c_str());
-  if (!app.view.hovered) ImGui::TextDisabled("%s", app.tr("teach.explain.pinned"));
+  if (!app.view.hovered) wrapped_text_disabled(app.tr("teach.explain.pinned"));
   ImGui::Separator();
   explain_body(app, e);
   if (!e.sources.empty()) {

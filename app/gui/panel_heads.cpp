@@ -98,7 +98,7 @@ void draw_heads_window(AppState& app) {
                                                {{"diff", lab_number(check->max_abs_difference)}});
       ImGui::TextUnformatted(diff.c_str());
       app.widgets.set_fact("heads.max_difference", lab_number(check->max_abs_difference));
-      if (!check->has_w_o) ImGui::TextDisabled("%s", app.tr("teach.heads.no_wo"));
+      if (!check->has_w_o) wrapped_text_disabled(app.tr("teach.heads.no_wo"));
     }
   }
   ImGui::End();

@@ -245,7 +245,7 @@ void memory_and_result(AppState& app, const FlashLabState& lab, bool at_end) {
     ImGui::PopStyleColor();
     app.widgets.add_last_item("flash_lab.result");
   } else {
-    ImGui::TextDisabled("%s", app.tr("flash_lab.result_pending"));
+    wrapped_text_disabled(app.tr("flash_lab.result_pending"));
   }
   ImGui::TextUnformatted(app.tr("flash_lab.memory_title"));
   if (!ImGui::BeginTable("flash_memory", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
@@ -296,11 +296,11 @@ void draw_flash_lab(AppState& app) {
     wrapped_text(app.tr("flash_lab.intro"));
     record(app, lab);
     if (!lab.error.empty()) {
-      ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", lab.error.c_str());
+      wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), lab.error);
     } else if (!lab.steps || lab.steps->steps.empty()) {
-      ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));
+      wrapped_text_disabled(app.tr("heatmap.no_trace"));
     } else {
-      if (lab.example) ImGui::TextColored(ImVec4(1.0f, 0.8f, 0.4f, 1.0f), "%s", lab.example_tokens_note.c_str());
+      if (lab.example) wrapped_text_colored(ImVec4(1.0f, 0.8f, 0.4f, 1.0f), lab.example_tokens_note);
       controls(app, lab);
       record(app, lab);  // the tile sizes or the head may have changed
       if (lab.steps && !lab.steps->steps.empty()) {

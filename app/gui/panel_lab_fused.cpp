@@ -72,16 +72,16 @@ void draw_body(AppState& app, FusedLabState& lab) {
   show_error_if_from(app, "labs.fused.toggle");
   compute_if_changed(app, lab);
   if (!lab.error.empty()) {
-    ImGui::TextColored(kBadText, "%s", lab.error.c_str());
+    wrapped_text_colored(kBadText, lab.error);
     return;
   }
   const FusedQkvComparison& c = *lab.comparison;
   // The check first, where it is seen without scrolling.
   const float worst = std::max({c.max_diff_q, c.max_diff_k, c.max_diff_v});
-  ImGui::TextColored(worst < 1e-5f ? kGoodText : kBadText, "%s",
-                     app.i18n.format("labs.fused.check", {{"q", lab_number(c.max_diff_q)},
-                                                          {"k", lab_number(c.max_diff_k)},
-                                                          {"v", lab_number(c.max_diff_v)}}).c_str());
+  wrapped_text_colored(worst < 1e-5f ? kGoodText : kBadText,
+                       app.i18n.format("labs.fused.check", {{"q", lab_number(c.max_diff_q)},
+                                                            {"k", lab_number(c.max_diff_k)},
+                                                            {"v", lab_number(c.max_diff_v)}}));
   app.widgets.set_fact("labs.fused.max_diff", lab_number(worst));
   const float height = 9.0f * font;
   ImGui::TextDisabled("%s", app.tr("labs.fused.v1"));

@@ -118,7 +118,7 @@ void outputs(AppState& app, const LinearLabState& lab, const Trace& trace, Index
   app.widgets.set_fact("linear_lab.max_difference", lab_number(diff));
   wrapped_text(app.i18n.format("linear_lab.max_difference", {{"diff", lab_number(diff)}}));
   if (session.config.dropout.training && session.config.dropout.p > 0)
-    ImGui::TextDisabled("%s", app.tr("linear_lab.dropout_note"));
+    wrapped_text_disabled(app.tr("linear_lab.dropout_note"));
 }
 
 void costs(AppState& app, const Trace& trace) {
@@ -211,11 +211,11 @@ void draw_linear_lab(AppState& app) {
     wrapped_text(app.tr("linear_lab.intro"));
     auto trace = app.model.trace();
     if (!trace) {
-      ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));
+      wrapped_text_disabled(app.tr("heatmap.no_trace"));
     } else {
       compute_if_changed(app, lab, *trace);
       if (!lab.error.empty()) {
-        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", lab.error.c_str());
+        wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), lab.error);
       } else {
         const Index batch = std::clamp<Index>(app.view.batch, 0, trace->dims.batch - 1);
         if (trace->dims.heads > 1) {

@@ -38,7 +38,7 @@ void verdicts(AppState& app, const MaskFillResult& r, float width) {
     return;
   }
   if (r.masked_cells == 0 && r.fully_masked_rows == 0) {
-    wrapped_text_colored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), app.tr("labs.mask_fill.no_mask"), width);
+    wrapped_text_disabled(app.tr("labs.mask_fill.no_mask"), width);
     return;
   }
   if (r.masked_cells > 0) {
@@ -66,7 +66,7 @@ void draw_body(AppState& app, MaskFillLabState& lab) {
     lab.use_example = false;
   compute_if_changed(app, lab);
   if (!lab.error.empty()) {
-    ImGui::TextColored(kBadText, "%s", lab.error.c_str());
+    wrapped_text_colored(kBadText, lab.error);
     return;
   }
   const Session& session = *lab.session;

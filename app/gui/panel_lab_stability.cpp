@@ -56,8 +56,8 @@ void draw_body(AppState& app, StabilityLabState& lab) {
   const bool broken = t.naive_broken;
   const Params limit = {{"limit", lab_number(float_exp_limit())},
                         {"scale", lab_number(naive_softmax_break_scale(lab.base))}};
-  if (broken) ImGui::TextColored(kBadText, "%s", app.i18n.format("labs.stability.broken", limit).c_str());
-  else ImGui::TextColored(kGoodText, "%s", app.i18n.format("labs.stability.fine", limit).c_str());
+  if (broken) wrapped_text_colored(kBadText, app.i18n.format("labs.stability.broken", limit));
+  else wrapped_text_colored(kGoodText, app.i18n.format("labs.stability.fine", limit));
   app.widgets.set_fact("labs.stability.naive_broken", broken ? "yes" : "no");
   wrapped_text(app.tr("labs.stability.conclusion"));
 }

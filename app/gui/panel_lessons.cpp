@@ -172,7 +172,7 @@ void draw_lessons(AppState& app) {
             : wrapped_text(app.tr("lessons.no_trace"));
     app.widgets.add_last_item("lesson.text");
     if (app.widgets.enabled()) app.widgets.set_fact("lesson.text.lines", lines);
-    ImGui::TextDisabled("%s", app.tr("lessons.look"));
+    wrapped_text_disabled(app.tr("lessons.look"));
 
     ImGui::Spacing();
     ImGui::BeginDisabled(state.index == 0);

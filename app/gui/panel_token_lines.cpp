@@ -17,9 +17,13 @@ void draw_token_lines_window(AppState& app) {
   if (!app.teaching.token_lines_open) return;
   const float font = ImGui::GetFontSize();
   // Each view has its own first place, so several open at once don't cover each other.
-  const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
-  ImGui::SetNextWindowPos(ImVec2(work.x + 2.0f * font, work.y + 24.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(26.0f * font, 28.0f * font), ImGuiCond_FirstUseEver);
+  // Bottom left, and never taller than the screen (its last token was cut off at 800 px).
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  const float window_height = std::min(28.0f * font, viewport->WorkSize.y - 4.0f * font);
+  ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + 2.0f * font,
+                                 viewport->WorkPos.y + viewport->WorkSize.y - 1.5f * font),
+                          ImGuiCond_FirstUseEver, ImVec2(0.0f, 1.0f));
+  ImGui::SetNextWindowSize(ImVec2(26.0f * font, window_height), ImGuiCond_FirstUseEver);
   const std::string title = std::string(app.tr("teach.lines.title")) + "###token_lines_window";
   if (!ImGui::Begin(title.c_str(), &app.teaching.token_lines_open)) {
     ImGui::End();

@@ -33,4 +33,8 @@ std::string wrapped_text_colored(const ImVec4& colour, std::string_view text, fl
   return drawn;
 }
 
+std::string wrapped_text_disabled(std::string_view text, float width) {
+  return wrapped_text_colored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), text, width);
+}
+
 }  // namespace al::gui

@@ -19,5 +19,7 @@ const ImVec4 kFormulaColour = ImVec4(1.0f, 0.85f, 0.45f, 1.0f);
 std::string wrapped_text(std::string_view text, float width = 0.0f);
 // The same in a colour (the formula lines' accent, a warning's red).
 std::string wrapped_text_colored(const ImVec4& colour, std::string_view text, float width = 0.0f);
+// The same in the dimmed colour of hints (ImGui::TextDisabled's).
+std::string wrapped_text_disabled(std::string_view text, float width = 0.0f);
 
 }  // namespace al::gui
