@@ -2,7 +2,6 @@
 // −1e-20 side by side: which fills really mask (weight exactly 0), how much
 // leaks through, and what a fully masked row becomes (NaN or uniform).
 #include <algorithm>
-#include <cmath>
 
 #include "heatmap_widget.hpp"
 #include "panels.hpp"

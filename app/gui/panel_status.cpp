@@ -1,7 +1,5 @@
 // The status line: the current error (translated), compute time and memory of
 // the trace on screen, the pinned cell, start-up notices (missing font ...).
-#include <cstdio>
-
 #include "panels.hpp"
 #include "text_wrap.hpp"
 
@@ -46,7 +44,7 @@ void draw_status_bar(AppState& app) {
     ImGui::TextDisabled("%s", app.i18n.format("perf.status.computing", {{"size", bytes_text(estimated_bytes(app))}}).c_str());
   } else if (auto trace = app.model.trace()) {
     ImGui::TextDisabled("%s", app.i18n.format("perf.status.trace", {
-        {"ms", [&] { char b[32]; std::snprintf(b, sizeof b, "%.2f", trace->compute_ms); return std::string(b); }()},
+        {"ms", lab_number(trace->compute_ms)},
         {"size", bytes_text(trace->memory_bytes)}}).c_str());
   }
   if (app.view.pinned) {
