@@ -34,10 +34,9 @@ void report(AppState& app, bool failed, const std::string& text) {
 }
 
 // Draws `spec` off screen and writes it; the result goes to the export window's status line.
-bool save_png(AppState& app, const HeatmapSpec& spec, const std::string& path) {
+void save_png(AppState& app, const HeatmapSpec& spec, const std::string& path) {
   auto fail = [&](const std::string& why) {
     report(app, true, app.i18n.format("png.failed", {{"path", path}, {"why", why}}));
-    return false;
   };
   if (std::string problem = folder_problem(app, path); !problem.empty()) return fail(problem);
   const MatrixView& m = spec.values;
@@ -55,7 +54,6 @@ bool save_png(AppState& app, const HeatmapSpec& spec, const std::string& path) {
                                                   {"width", std::to_string(size.width)},
                                                   {"height", std::to_string(size.height)},
                                                   {"per_cell", std::to_string(size.pixels_per_cell)}}));
-  return true;
 }
 
 // The requested heatmap was not drawn: it is not at the current step.
