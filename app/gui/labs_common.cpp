@@ -13,9 +13,12 @@ bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool
     *open = true;
   if (!*open) return false;
   const float font = ImGui::GetFontSize();
-  ImGui::SetNextWindowSize(ImVec2(size_in_fonts.x * font, size_in_fonts.y * font), ImGuiCond_FirstUseEver);
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  // Never wider or taller than the screen: its text wraps at the window's edge.
+  ImGui::SetNextWindowSize(ImVec2(std::min(size_in_fonts.x * font, viewport->WorkSize.x - 5.0f * font),
+                                  std::min(size_in_fonts.y * font, viewport->WorkSize.y - 3.0f * font)),
+                           ImGuiCond_FirstUseEver);
   if (bottom_right) {
-    const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + viewport->WorkSize.x - 1.0f * font,
                                    viewport->WorkPos.y + viewport->WorkSize.y - 2.5f * font),
                             ImGuiCond_FirstUseEver, ImVec2(1.0f, 1.0f));

@@ -284,8 +284,9 @@ void draw_flash_lab(AppState& app) {
     lab.open = true;
   if (!lab.open) return;
   const float font = ImGui::GetFontSize();
-  const float tallest = ImGui::GetMainViewport()->WorkSize.y - 4.0f * font;
-  ImGui::SetNextWindowSize(ImVec2(62.0f * font, std::min(48.0f * font, tallest)), ImGuiCond_FirstUseEver);
+  const ImVec2 screen = ImGui::GetMainViewport()->WorkSize;  // the window fits on it: its text wraps at the edge
+  ImGui::SetNextWindowSize(ImVec2(std::min(62.0f * font, screen.x - 5.0f * font), std::min(48.0f * font, screen.y - 4.0f * font)),
+                           ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowPos(ImVec2(4.0f * font, 3.0f * font), ImGuiCond_FirstUseEver);
   const bool visible =
       ImGui::Begin((std::string(app.tr("flash_lab.title")) + "###flash_lab").c_str(), &lab.open);

@@ -204,8 +204,9 @@ void draw_linear_lab(AppState& app) {
     lab.open = true;
   if (!lab.open) return;
   const float font = ImGui::GetFontSize();
-  const float tallest = ImGui::GetMainViewport()->WorkSize.y - 3.5f * font;
-  ImGui::SetNextWindowSize(ImVec2(58.0f * font, std::min(60.0f * font, tallest)), ImGuiCond_FirstUseEver);
+  const ImVec2 screen = ImGui::GetMainViewport()->WorkSize;  // the window fits on it: its text wraps at the edge
+  ImGui::SetNextWindowSize(ImVec2(std::min(58.0f * font, screen.x - 7.0f * font), std::min(60.0f * font, screen.y - 3.5f * font)),
+                           ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowPos(ImVec2(6.0f * font, 2.5f * font), ImGuiCond_FirstUseEver);
   if (ImGui::Begin((std::string(app.tr("linear_lab.title")) + "###linear_lab").c_str(), &lab.open)) {
     wrapped_text(app.tr("linear_lab.intro"));
