@@ -18,11 +18,13 @@
 
 #include "assets.hpp"
 #include "frame_stats.hpp"
+#include "gl_driver_pin.hpp"
 #include "heatmap_png.hpp"
 #include "options.hpp"
 #include "panels.hpp"
 #include "screenshot.hpp"
 #include "session_io.hpp"
+#include "window_icon.hpp"
 
 namespace al::gui {
 
@@ -162,11 +164,13 @@ int run(AppState& app) {
     glfwTerminate();
     return 3;
   }
+  set_window_icon(window);
   InputFlag input;
   glfwSetWindowUserPointer(window, &input);
   install_input_callbacks(window);
   place_window(app, window);
   glfwMakeContextCurrent(window);
+  pin_gl_driver_for_leak_checking();  // sanitizer builds only
   // Frame stats measure what the machine can draw, not the monitor's refresh.
   glfwSwapInterval(options.screenshot || options.frame_stats ? 0 : 1);
 
