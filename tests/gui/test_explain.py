@@ -1,8 +1,9 @@
 """The teaching views in the real app: the explain window on a pinned cell of
 seed 003 shows the score's real terms (computed here by hand), the diff view
 after an edit of V shows scores and weights unchanged (the diverging colormap's
-zero colour) and V changed, and every view opens in English and Chinese
-without missing glyphs."""
+zero colour) and V changed, every view opens in English and Chinese without
+missing glyphs, and on a fused W_qkv the explained Q cell names its slice and
+the fused lab outlines exactly that block of W_qkv's columns."""
 import json
 import math
 import os
@@ -83,5 +84,22 @@ for lang in ("en", "zh"):
     diff = f.get("heads.max_difference")
     failures.check(diff is not None and float(diff) < 1e-5, f"[{lang}] concat·W_O = Σ heads, max |difference| {diff}")
     failures.check(f.get("explain.kind") not in (None, ""), f"[{lang}] the weight cell is explained")
+
+# 4. Fused W_qkv (seed 004: d_model 8, one head): Q[1][2] comes from W_qkv[:, 0:8], column 2.
+OUTLINE = (0, 230, 255)  # heatmap_widget's outline of an explained cell's sources
+for lang in ("en", "zh"):
+    image, widgets = screenshot(binary, "seed-004-fused", "q", out, "fused-" + lang,
+                                ["--open", "explain", "--open", "fused_qkv", "--pin", "q:0:0:1:2", "--lang", lang])
+    failures.check(widgets.get("explain.fused_slice") == "0:8:2",
+                   f"[{lang}] Q[1][2] is W_qkv[:, 0:8] (W_Q), column 2, got {widgets.get('explain.fused_slice')!r}")
+    failures.check(widgets.get("missing_glyphs") == "", f"[{lang}] fused explain: no missing glyphs")
+    rect = widgets["widgets"].get("heatmap.labs.fused.W_qkv")
+    failures.check(rect is not None and rect["cols"] == 24, f"[{lang}] the fused lab shows W_qkv (8 x 24)")
+    if rect:
+        cell_w, y = rect["w"] / rect["cols"], int(rect["y"] + 4.5 * rect["h"] / rect["rows"])
+        for c in range(25):  # the vertical grid line left of column c (c = 24: the right edge)
+            x = int(round(rect["x"] + c * cell_w))
+            outlined = any(close(mean_colour(image, x + dx, y, 0), OUTLINE, 60) for dx in (-1, 0, 1))
+            failures.check(outlined == (c <= 8), f"[{lang}] W_qkv column line {c} {'is' if c <= 8 else 'is not'} outlined")
 
 failures.finish()
