@@ -324,9 +324,7 @@ void draw_flash_lab(AppState& app) {
         ImGui::EndGroup();
         ImGui::SameLine(0.0f, 1.5f * font);
         ImGui::BeginGroup();
-        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x);
         wrapped_text(app.tr("flash_lab.table_intro"));
-        ImGui::PopTextWrapPos();
         step_table(app, lab, step);
         ImGui::EndGroup();
         ImGui::Separator();
