@@ -4,6 +4,7 @@
 // bench/run.sh, which also times the PyTorch peer in the same run and prints the ratios.
 //
 //   FullTrace/L     every stage kept, B=1, d_model=512, 8 heads, eval (the PyTorch peer's shape)
+//   FullTraceSummarized/L  the same plus the views' head means and ranges (what the app computes)
 //   FullTraceCold/L the same, with the recycled stage buffers freed after each trace
 //                   (every stage on fresh pages, as torch allocates its weights each call)
 //   FullTraceStages/L  the same, with the time of each pass from the progress callback
@@ -73,16 +74,26 @@ std::shared_ptr<const al::Trace> compute_or_skip(benchmark::State& state, const 
   return r.value();
 }
 
-void FullTrace(benchmark::State& state) {
+void time_full_trace(benchmark::State& state, const al::ComputeOptions& options) {
   const al::Session& s = cached_session(state.range(0));
   std::shared_ptr<const al::Trace> trace;
   for (auto _ : state) {
-    trace = compute_or_skip(state, s);
+    trace = compute_or_skip(state, s, options);
     if (!trace) return;
     benchmark::DoNotOptimize(trace.get());
     trace.reset();  // free before the next iteration, as the app drops an old trace
   }
   state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
+}
+
+void FullTrace(benchmark::State& state) { time_full_trace(state, {}); }
+
+// What the app computes: the full trace plus the views' head means and ranges
+// (ComputeOptions::summarize), so its UI thread does not rescan the stages.
+void FullTraceSummarized(benchmark::State& state) {
+  al::ComputeOptions options;
+  options.summarize = true;
+  time_full_trace(state, options);
 }
 
 // FullTrace without recycling: the stages' pages are faulted in (on huge pages)
@@ -224,6 +235,7 @@ void lengths(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(FullTrace)->Apply(lengths);
+BENCHMARK(FullTraceSummarized)->Apply(lengths);
 BENCHMARK(FullTraceCold)->Apply(lengths);
 BENCHMARK(FullTraceStages)->Apply(lengths);
 BENCHMARK(Flash)->Apply(lengths);

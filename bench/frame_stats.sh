@@ -7,12 +7,14 @@
 #   bench/frame_stats.sh                  # build dir build-bench (configured with the GUI)
 #   BUILD_DIR=build FRAMES=60 bench/frame_stats.sh
 #   SIZES=256,512 bench/frame_stats.sh
+#   NICE=-10 bench/frame_stats.sh         # on a shared machine: the app and its X server at a higher priority (root only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-bench}
 frames=${FRAMES:-120}
 sizes=${SIZES:-256,512,1024,2048}
 python=/usr/bin/python3
+priority=(nice -n "${NICE:-0}")  # xvfb-run, Xvfb and the app alike
 
 # The window needs the GUI; bench/run.sh configures build-bench without it, so turn it on here.
 if [ ! -f "$build_dir/CMakeCache.txt" ] || grep -q '^ATTENTION_LAB_BUILD_GUI:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
@@ -25,11 +27,11 @@ command -v xvfb-run >/dev/null || { echo "frame_stats.sh needs xvfb-run (tools/d
 out=${OUT_DIR:-$build_dir/frame-stats}
 rm -rf "$out" && mkdir -p "$out"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg), nice ${NICE:-0}"
 
 run() {  # run <name> <preset or session>
   # Each run gets its own X server; the window is 1600x1000 on a 1920x1080 screen.
-  xvfb-run -a -s "-screen 0 1920x1080x24" "$app" "$2" --frame-stats "$out/$1.json" \
+  "${priority[@]}" xvfb-run -a -s "-screen 0 1920x1080x24" "$app" "$2" --frame-stats "$out/$1.json" \
     --size 1600x1000 --frames "$frames" >"$out/$1.txt" 2>&1 || { cat "$out/$1.txt" >&2; exit 1; }
 }
 run default default

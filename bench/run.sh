@@ -45,7 +45,7 @@ echo
 bench_args=(--benchmark_repetitions="$reps" --benchmark_out_format=json)
 IFS=, read -ra length_list <<<"$lengths"
 for len in "${length_list[@]}"; do
-  "${priority[@]}" "$bench" --benchmark_filter="^(FullTrace|FullTraceCold|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
+  "${priority[@]}" "$bench" --benchmark_filter="^(FullTrace|FullTraceSummarized|FullTraceCold|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
     --benchmark_out="$out/ours_$len.json" >/dev/null 2>&1
   "${priority[@]}" "$python" bench/torch_peer.py --lengths "$len" --runs $((reps * 3)) >"$out/torch_$len.json"
 done
