@@ -7,7 +7,7 @@ packages=(
   libimgui-dev libglfw3-dev libepoxy-dev libgl-dev libgl1-mesa-dri libglx-mesa0
   libfontconfig-dev fonts-noto-cjk fonts-dejavu-core
   xvfb xauth xdotool x11-utils python3-xlib  # python3-xlib: the drag-and-drop test's XDND source
-  python3 python3-numpy
+  python3 python3-numpy python3-pil  # python3-pil: tools/readme_images.sh shrinks the README's pictures
   clang libclang-rt-14-dev libomp-14-dev  # tools/fuzz.sh: libFuzzer and OpenMP for clang
   python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer
 )
