@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import time
 
-from gui_test_util import hold_keys, xdotool  # noqa: F401 (re-exported to the file tests)
+from gui_test_util import app_window, hold_keys, type_text, xdotool  # noqa: F401 (re-exported to the file tests)
 
 
 def user_dirs(label):
@@ -75,7 +75,7 @@ class App:
 
     def find_window(self):
         self.wait_for(lambda s: "stepper.next" in s["widgets"], "the app's first frame", 30)
-        self.window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+        self.window = app_window()
         return self.window
 
     def title(self):
@@ -111,7 +111,7 @@ class App:
         time.sleep(0.1)
         xdotool("keyup", "ctrl")
         self.wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+click on {cell} starts typing")
-        xdotool("type", "--delay", 60, "--", text)
+        type_text(text)
         hold_keys("Return")
         return self.wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell}")
 
@@ -125,7 +125,7 @@ class App:
         hold_keys("ctrl", "o")
         self.wait_for(lambda s: "files.dialog.name" in s["widgets"] and s["text_input"] == "yes",
                       "Ctrl+O shows the file dialog, typing in its name field")
-        xdotool("type", "--delay", 30, path)
+        type_text(path, 30)
         hold_keys("Return")
         return self.wait_for(lambda s: s.get("document") == path and "files.dialog" not in s["widgets"],
                              f"the dialog opens {path}")

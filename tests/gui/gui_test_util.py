@@ -132,6 +132,16 @@ def xdotool(*args):
                           capture_output=True, text=True).stdout
 
 
+def app_window():
+    """The X window id of the app (waits until it is mapped)."""
+    return xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+
+
+def type_text(text, delay_ms=60):
+    """Types text as key presses; "--" first, so a negative number is not read as an option."""
+    xdotool("type", "--delay", delay_ms, "--", text)
+
+
 def hold_keys(*keys):
     """Held ~0.15 s: ImGui 1.86 loses a key pressed and released within one frame."""
     for key in keys:

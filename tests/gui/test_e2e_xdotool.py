@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import hold_keys, xdotool, Failures, output_dir
+from gui_test_util import app_window, hold_keys, xdotool, Failures, output_dir, type_text
 
 binary = sys.argv[1]
 out = output_dir("e2e")
@@ -83,7 +83,7 @@ app = subprocess.Popen([binary, PRESET, "--lang", "en", "--size", "1600x1000", "
                         "--save-on-exit", saved_path, "--out", os.path.join(out, "last-frame.png")])
 try:
     state = wait_for(lambda s: "stepper.next" in s["widgets"], "the app's first frame", 30)
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    window = app_window()
     failures.check(state["step"] == "x", f"starts at step x, got {state['step']}")
 
     # 1. The stepper: Next, then the → key.
@@ -127,7 +127,7 @@ try:
         time.sleep(0.1)
         xdotool("keyup", "ctrl")
         wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+clicking {cell} starts typing")
-        xdotool("type", "--delay", 60, text)  # replaces the selected old value
+        type_text(text)  # replaces the selected old value
         hold_keys("Return")
         state = wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell} edits the session")
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from files_test_util import App, hold_keys, user_dirs, x_matrix, xdotool
-from gui_test_util import Failures, cell_sample_point, read_png
+from gui_test_util import Failures, cell_sample_point, read_png, type_text
 
 binary = sys.argv[1]
 failures = Failures()
@@ -91,7 +91,7 @@ try:
         app.wait_for(lambda s: "files.dialog.name" in s["widgets"] and s["text_input"] == "yes",
                      "the import dialog, typing in its name field")
         hold_keys("ctrl", "a")
-        xdotool("type", "--delay", 30, path)
+        type_text(path, 30)
         hold_keys("Return")
         if should_fail:
             state = app.wait_for(lambda s: s.get("file_dialog_error"), "the wrong shape is refused")

@@ -13,7 +13,7 @@ import sys
 import time
 
 from files_test_util import App, hold_keys, user_dirs, x_matrix, xdotool
-from gui_test_util import Failures
+from gui_test_util import Failures, type_text
 
 binary, source_dir = sys.argv[1], sys.argv[2]
 failures = Failures()
@@ -35,7 +35,7 @@ def save_as(app, target):
     app.wait_for(lambda s: "files.dialog.name" in s["widgets"] and s["text_input"] == "yes",
                  "Ctrl+Shift+S shows the save dialog")
     hold_keys("ctrl", "a")
-    xdotool("type", "--delay", 30, target)
+    type_text(target, 30)
     hold_keys("Return")
 
 

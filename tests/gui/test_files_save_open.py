@@ -16,7 +16,7 @@ import sys
 import time
 
 from files_test_util import App, hold_keys, recovery_path, settings_path, user_dirs, x_matrix, xdotool
-from gui_test_util import Failures
+from gui_test_util import Failures, type_text
 
 binary = sys.argv[1]
 failures = Failures()
@@ -73,7 +73,7 @@ try:
         state = app.wait_for(lambda s: "files.dialog.name" in s["widgets"] and s["text_input"] == "yes",
                              "Ctrl+Shift+S shows the save dialog")
         hold_keys("ctrl", "a")
-        xdotool("type", "--delay", 30, target)
+        type_text(target, 30)
         hold_keys("Return")
         state = app.wait_for(lambda s: s.get("file_dialog_error"), f"saving to {target} shows why it failed")
         message = state.get("file_dialog_error", "")

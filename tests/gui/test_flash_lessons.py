@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from gui_test_util import wait_for_widgets, xdotool, Failures, mean_colour, output_dir, screenshot
+from gui_test_util import app_window, wait_for_widgets, xdotool, Failures, mean_colour, output_dir, screenshot
 
 binary = sys.argv[1]
 out = output_dir("flash-lessons")
@@ -136,7 +136,7 @@ app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000"
 try:
     state = wait_for(lambda s: "lesson.next" in s["widgets"] and "flash_lab.to_end" in s["widgets"],
                      "the lesson and the flash lab", 30)
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    window = app_window()
     if state:
         failures.check(state["step"] == "qkv", f"lesson 1 starts at qkv, got {state['step']}")
         click(window, state["widgets"]["lesson.next"])

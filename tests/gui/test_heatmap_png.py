@@ -25,7 +25,7 @@ except ImportError:
     print("SKIP: numpy is not installed (Debian: python3-numpy)")
     sys.exit(0)
 
-from gui_test_util import (DIVERGING, NAN_COLOUR, VIRIDIS, Failures, cell_sample_point, close, colormap,
+from gui_test_util import (app_window, DIVERGING, NAN_COLOUR, VIRIDIS, Failures, cell_sample_point, close, colormap,
                            mean_colour, output_dir, read_png, screenshot, wait_for_widgets, xdotool)
 
 binary = sys.argv[1]
@@ -205,7 +205,7 @@ def run_and_click(label, extra, clicks):
     try:
         state, ok = wait_for_widgets(widgets_path, lambda s: "heatmap.weights.h0" in s["widgets"], 30)
         failures.check(ok, f"[{label}] the app shows the weights heatmap")
-        window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+        window = app_window()
         if ok and clicks(window, state, widgets_path):
             deadline = time.time() + 10
             while not os.path.exists(saved) and time.time() < deadline:

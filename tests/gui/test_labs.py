@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import wait_for_widgets, hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
+from gui_test_util import app_window, wait_for_widgets, hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot, type_text
 
 binary = sys.argv[1]
 out = output_dir("labs")
@@ -118,7 +118,7 @@ def answer(window, state, wrong=False):
         click(window, *centre(state, f"labs.quiz.key{key}"))
     else:
         click(window, *centre(state, "labs.quiz.answer"))
-        xdotool("type", "--delay", 60, "12345" if wrong else f"{value:.4f}")
+        type_text("12345" if wrong else f"{value:.4f}")
         hold_keys("Return")
 
 
@@ -127,7 +127,7 @@ app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000"
                         "--out", os.path.join(out, "interactive-last-frame.png")])
 try:
     state = wait_for(lambda s: "labs.quiz.next" in s["widgets"] and "quiz.question" in s, "the quiz", 30)
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    window = app_window()
     print("question:", state["quiz.question"], "answer:", answer_of(state["quiz.question"]))
     answer(window, state)
     state = wait_for(lambda s: s.get("quiz.score") == "1/1", "a right answer scores 1/1")
@@ -148,7 +148,7 @@ try:
     time.sleep(0.2)
     xdotool("keyup", "ctrl")
     time.sleep(0.2)
-    xdotool("type", "--delay", 60, "1000")
+    type_text("1000")
     hold_keys("Return")
     wait_for(lambda s: s.get("labs.stability.naive_broken") == "yes", "×1000 breaks the naive softmax")
     app.terminate()  # SIGTERM closes the app normally

@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import (DIVERGING, VIRIDIS, Failures, cell_sample_point, close, colormap, hold_keys,
-                           mean_colour, output_dir, screenshot, wait_for_widgets, xdotool)
+from gui_test_util import (app_window, DIVERGING, VIRIDIS, Failures, cell_sample_point, close, colormap, hold_keys,
+                           mean_colour, output_dir, screenshot, type_text, wait_for_widgets, xdotool)
 
 binary = sys.argv[1]
 out = output_dir("quiz-cell")
@@ -100,7 +100,7 @@ def type_answer(window, state, wrong=False):
     _, stage, b, h, row, col = parse(state["quiz.question"])
     value = matrix_of(stage, b, h)[row][col]
     click(window, state, "labs.quiz.answer")
-    xdotool("type", "--delay", 60, "--", f"{value + 1.0 + 0.5 * abs(value):.4f}" if wrong else f"{value:.4f}")
+    type_text(f"{value + 1.0 + 0.5 * abs(value):.4f}" if wrong else f"{value:.4f}")
     hold_keys("Return")
 
 
@@ -108,7 +108,7 @@ app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000"
                         "--widgets-out", widgets_path])
 try:
     state = wait_for(lambda s: "quiz.hide_cell" in s["widgets"], "the quiz", 30)
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    window = app_window()
     click(window, state, "quiz.hide_cell")
     state = wait_for(lambda s: has_cover(s) and "labs.quiz.answer" in s["widgets"], "a covered cell")
     if has_cover(state):

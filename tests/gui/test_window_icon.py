@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import VIRIDIS, Failures, output_dir, wait_for_widgets, xdotool
+from gui_test_util import app_window, VIRIDIS, Failures, output_dir, wait_for_widgets
 
 binary = sys.argv[1]
 out = output_dir("window-icon")
@@ -22,7 +22,7 @@ app = subprocess.Popen([binary, "default", "--size", "1280x800", "--widgets-out"
 try:
     _, started = wait_for_widgets(widgets_path, lambda state: "widgets" in state)
     failures.check(started, "the app did not start")
-    window = xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
+    window = app_window()
     text = subprocess.run(["xprop", "-id", window, "-notype", "-f", "_NET_WM_ICON", "32c",
                            " = $0+\n", "_NET_WM_ICON"],
                           capture_output=True, text=True, timeout=20).stdout
