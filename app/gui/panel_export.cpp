@@ -9,6 +9,7 @@
 #include "heatmap_png.hpp"
 #include "matrix_io.hpp"
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -116,7 +117,7 @@ void draw_export_window(AppState& app) {
   app.widgets.add_last_item("export.torch");
   if (!t.export_status.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, t.export_failed ? ImVec4(1.0f, 0.4f, 0.4f, 1.0f) : ImVec4(0.5f, 0.9f, 0.5f, 1.0f));
-    ImGui::TextWrapped("%s", t.export_status.c_str());
+    wrapped_text(t.export_status);
     ImGui::PopStyleColor();
   }
   ImGui::End();

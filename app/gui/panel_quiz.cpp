@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "panels.hpp"
+#include "text_wrap.hpp"
 
 namespace al::gui {
 
@@ -120,7 +121,7 @@ void answer_controls(AppState& app, QuizState& quiz, const Session& session) {
 }
 
 void draw_body(AppState& app, QuizState& quiz) {
-  ImGui::TextWrapped("%s", app.tr(quiz.hide_cell ? "quiz_cell.intro" : "labs.quiz.intro"));
+  wrapped_text(app.tr(quiz.hide_cell ? "quiz_cell.intro" : "labs.quiz.intro"));
   auto trace = app.model.trace();
   if (!trace || app.model.error()) {
     quiz.covered_heatmaps.clear();
@@ -145,7 +146,7 @@ void draw_body(AppState& app, QuizState& quiz) {
   app.widgets.add_last_item("labs.quiz.score");
   app.widgets.set_fact("quiz.score", std::to_string(quiz.correct_count) + "/" + std::to_string(quiz.asked_count));
   if (!quiz.question) {
-    ImGui::TextWrapped("%s", app.tr("labs.quiz.no_question"));
+    wrapped_text(app.tr("labs.quiz.no_question"));
     return;
   }
   const QuizQuestion& q = *quiz.question;
@@ -156,7 +157,7 @@ void draw_body(AppState& app, QuizState& quiz) {
                                             std::to_string(q.head) + ":" + std::to_string(q.row) + ":" +
                                             std::to_string(q.col));
   ImGui::Separator();
-  ImGui::TextWrapped("%s", question_text(app, q, session).c_str());
+  wrapped_text(question_text(app, q, session));
   if (!quiz.answered) {
     answer_controls(app, quiz, session);
   } else {
