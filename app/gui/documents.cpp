@@ -56,8 +56,9 @@ void forget_recovery(AppState& app) {
 
 // The writer's finished jobs: the timer learns what is on disk, a failure is
 // shown in the status bar (once, until a write succeeds) and retried by the timer.
-void take_autosave_results(AppState& app) {
+bool take_autosave_results(AppState& app) {
   DocumentState& files = app.files;
+  bool notices_changed = false;
   for (AutosaveWriter::Finished& done : files.autosave_writer->take_finished()) {
     auto& notices = app.notices;
     if (done.error) {
@@ -68,17 +69,20 @@ void take_autosave_results(AppState& app) {
         notices.erase(std::remove(notices.begin(), notices.end(), files.autosave_notice), notices.end());
         notices.push_back(notice);
         files.autosave_notice = notice;
+        notices_changed = true;
       }
       continue;
     }
     if (!files.autosave_notice.empty()) {
       notices.erase(std::remove(notices.begin(), notices.end(), files.autosave_notice), notices.end());
       files.autosave_notice.clear();
+      notices_changed = true;
     }
     if (done.cleared) continue;
     files.autosave->mark_saved(done.revision);
     files.recovery_on_disk = true;
   }
+  return notices_changed;
 }
 
 }  // namespace
@@ -154,21 +158,24 @@ void place_window(AppState& app, GLFWwindow* window) {
   if (geometry.maximized) glfwMaximizeWindow(window);
 }
 
-void tick_autosave(AppState& app) {
+bool tick_autosave(AppState& app) {
   DocumentState& files = app.files;
-  if (!files.user_files || !files.autosave_writer) return;
-  take_autosave_results(app);
+  if (!files.user_files || !files.autosave_writer) return false;
+  const bool status_changed = take_autosave_results(app);
   // Until the learner answers the recovery question, its file is not touched.
-  if (files.recovery_offer) return;
+  if (files.recovery_offer) return status_changed;
   const std::uint64_t revision = app.model.revision();
   if (!app.model.modified()) {
     forget_recovery(app);
-    return;
+    return status_changed;
   }
-  if (!files.autosave->should_save(revision, AutosaveTimer::Clock::now())) return;
-  if (revision == files.autosave_submitted && !files.autosave_writer->idle()) return;  // on its way already
-  files.autosave_writer->submit_write(app.model.session(), files.path, revision);
-  files.autosave_submitted = revision;
+  const bool due = files.autosave->should_save(revision, AutosaveTimer::Clock::now());
+  // Not twice the same revision while it is on its way.
+  if (due && !(revision == files.autosave_submitted && !files.autosave_writer->idle())) {
+    files.autosave_writer->submit_write(app.model.session(), files.path, revision);
+    files.autosave_submitted = revision;
+  }
+  return status_changed;
 }
 
 void request_quit(AppState& app) {

@@ -83,8 +83,10 @@ StartDocument load_start_document(const std::string& source);
 void init_documents(AppState& app, const StartDocument& start);
 // Window size and position from the settings (unless --size), after creation.
 void place_window(AppState& app, GLFWwindow* window);
-// Once per loop iteration, drawn or not: writes the recovery file when due.
-void tick_autosave(AppState& app);
+// Once per loop iteration, drawn or not: hands the recovery file to the
+// autosave writer when due. True when the status bar changed (a failed write
+// reported, or the report cleared), so an idle window draws it.
+bool tick_autosave(AppState& app);
 // Asks first when there are unsaved changes; sets app.quit otherwise.
 void request_quit(AppState& app);
 // At exit: settings (window geometry, language) and the recovery file (kept

@@ -255,7 +255,7 @@ int run(AppState& app) {
     }
     app.files.dropped.insert(app.files.dropped.end(), input.dropped_paths.begin(), input.dropped_paths.end());
     input.dropped_paths.clear();
-    tick_autosave(app);
+    if (tick_autosave(app)) frames_to_draw = std::max(frames_to_draw, 2);
     if (app.model.poll()) frames_to_draw = std::max(frames_to_draw, 2);
     if (input.seen) {
       // ImGui settles hover and active states over the next frames.

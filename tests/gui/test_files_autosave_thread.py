@@ -5,7 +5,9 @@ _SECONDS, as a stuck disk would). While one is held:
 1. a new edit goes through at once (the frames keep coming);
 2. once the held write lands, the newest edit follows it into the recovery file;
 3. Ctrl+Q during a held write waits for it (joined cleanly), exits 0, and the
-   clean exit leaves neither the recovery file nor a temporary file."""
+   clean exit leaves neither the recovery file nor a temporary file.
+4. A write that fails (the state folder is a file) is shown in the status bar;
+   once the folder can be written, the retry succeeds and the notice goes."""
 import glob
 import json
 import os
@@ -91,4 +93,26 @@ failures.check(not os.path.exists(recovery), "a clean exit removes the recovery 
 failures.check(not held_writes(), f"no temporary file is left: {held_writes()}")
 kept = x_matrix(saved_on_exit)
 failures.check(abs(kept[0][2] + 6.0) < 1e-6, f"the session on exit has the third edit: {kept[0][:3]}")
+
+# 4. A failing write, reported, then retried.
+blocked_state = os.path.join(root, "blocked-state")
+open(blocked_state, "w").write("a file where the state folder should be\n")
+blocked_env = dict(env, XDG_STATE_HOME=blocked_state)
+app = App(binary, [session_path, "--save-on-exit", saved_on_exit], blocked_env, root, "blocked", failures)
+try:
+    app.find_window()
+    app.open_matrices_tab()
+    app.type_into_cell("editor.cell.0.0", "3.5")
+    state = app.wait_for(lambda s: "Autosave failed" in s.get("notices", ""), "the failed autosave is shown", 20)
+    failures.check("cannot create the folder" in state.get("notices", ""), f"with its reason: {state.get('notices')!r}")
+    os.remove(blocked_state)
+    state = app.wait_for(lambda s: "Autosave failed" not in s.get("notices", ""),
+                         "the retry succeeds and the notice goes", 20)
+    failures.check(os.path.exists(os.path.join(blocked_state, "attention-lab", "recovery.json")),
+                   "the recovery file is written by the retry")
+    app.away()
+    hold_keys("ctrl", "q")
+    failures.check(app.wait_exit() == 0, f"quits cleanly ({app.process.returncode})")
+finally:
+    app.kill()
 failures.finish()
