@@ -120,6 +120,7 @@ struct SessionModel::Impl {
   bool stopping = false;
   std::atomic<bool> cancel{false};  // read by compute() on the worker
   std::atomic<float> progress{0.0f};
+  std::function<void()> on_finished;
   std::thread worker;
 
   void set_current(Session s, std::uint64_t content_id) {
@@ -229,6 +230,7 @@ struct SessionModel::Impl {
         std::lock_guard<std::mutex> lock(mutex);
         worker_busy = false;
         finished = Finished{job.id, std::move(job.session), std::move(result)};
+        if (on_finished) on_finished();
       }
       worker_idle.notify_all();
     }
@@ -245,6 +247,10 @@ std::shared_ptr<const Trace> SessionModel::trace() const { return impl_->trace; 
 const Session& SessionModel::trace_session() const { return impl_->trace_session; }
 const std::optional<Error>& SessionModel::error() const { return impl_->error; }
 bool SessionModel::computing() const { return impl_->wanted != 0; }
+void SessionModel::set_on_finished(std::function<void()> notify) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->on_finished = std::move(notify);
+}
 float SessionModel::progress() const { return impl_->progress; }
 
 void SessionModel::edit(Session next, std::string label, std::string merge_key) {

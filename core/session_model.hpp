@@ -2,6 +2,7 @@
 // The app's session model: the current session, its last valid trace, undo/redo
 // and background computation. No GUI dependency: tested headless.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,11 @@ class SessionModel {
   // trace or error changed.
   bool poll();
   void wait_idle();  // blocks until nothing is pending (tests, screenshots)
+  // Called on the worker thread, under the model's lock, as soon as a background
+  // computation has finished: lets a UI that sleeps while it waits wake at once
+  // (glfwPostEmptyEvent) instead of polling. It must not call into the model.
+  // Null turns it off; after that returns, it is never called again.
+  void set_on_finished(std::function<void()> notify);
 
   std::uint64_t revision() const;  // bumps on every edit, undo, redo, reset
   // Changed since mark_saved() (or reset()); undoing back to the saved state

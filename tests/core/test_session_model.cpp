@@ -3,7 +3,9 @@
 // Output values are checked against a naive softmax(q·Kᵀ/√d)·V written here.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "edits.hpp"
 #include "random.hpp"
@@ -285,4 +287,29 @@ TEST_CASE("big sessions compute in the background; the newest edit wins") {
     busy.reset();  // must neither hang nor crash
     CHECK_FALSE(busy);
   }
+}
+
+TEST_CASE("the finished-computation hook fires once per background result, on the worker, and not after it is cleared") {
+  const Session big = direct_session(2048, 64);  // over both limits: computed on the worker
+  std::atomic<int> calls{0};
+  std::atomic<bool> on_other_thread{false};
+  const auto ui_thread = std::this_thread::get_id();
+  SessionModel model(direct_session(4, 4));
+  model.set_on_finished([&] {
+    ++calls;
+    on_other_thread = std::this_thread::get_id() != ui_thread;
+  });
+  model.edit(with_cell(direct_session(4, 4), InputId::V, 0, 2.0f), "Edit V");  // small: no worker
+  CHECK(calls == 0);
+  model.edit(big, "Open big");
+  model.wait_idle();  // the hook runs under the lock that wait_idle waits on
+  CHECK(calls == 1);
+  CHECK(on_other_thread);
+  REQUIRE(model.trace());
+  CHECK(model.trace_session().v == big.v);
+
+  model.set_on_finished(nullptr);
+  model.edit(with_cell(big, InputId::V, 0, 3.0f), "Edit V");
+  model.wait_idle();
+  CHECK(calls == 1);
 }
