@@ -170,8 +170,8 @@ void allocate_together(const std::vector<int>& which, const std::array<std::vect
   if (failed) throw std::bad_alloc();
 }
 
-Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options,
-                                   const Reuse& reuse, const Trace* previous) {
+Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options, const Reuse& reuse,
+                                   const Plan* before, const Trace* previous) {
   const Dims& d = plan.dims;
   const detail::Progress progress{options.cancel, &options.progress};
   auto trace = std::make_shared<Trace>();
@@ -234,7 +234,15 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   progress(0.0f);
   // Each pass also reports from the calling thread when it ends, so a progress
   // callback runs at every stage boundary whatever the threads did.
-  detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress);
+  // A new input with the old weights (an edit of X): its unchanged rows keep their projections.
+  std::array<detail::PreviousProjection, 3> previous_rows;
+  for (int i = 0; i < 3 && before; ++i) {
+    const detail::ProjectionSource &now = plan.qkv[i], &then = before->qkv[i];
+    if (!reuse.stage[i] && now.weight && now.weight == then.weight && now.bias == then.bias &&
+        now.column == then.column && then.input)
+      previous_rows[i] = {then.input.get(), &previous->stage(kAllStages[i])};
+  }
+  detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress, previous_rows);
   progress(0.2f);
   if (progress.cancelled()) return cancelled();
 
@@ -317,7 +325,7 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session, const Compu
   const Reuse reuse = decide_reuse(*plan, before ? &*before : nullptr);
 
   try {
-    auto trace = run(*plan, options, reuse, previous.get());
+    auto trace = run(*plan, options, reuse, before ? &*before : nullptr, previous.get());
     if (!trace) return trace.error();
     trace.value()->compute_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -52,9 +52,13 @@ struct ProjectionJob {
   Index column = 0, width = 0;     // the weight's column block [column, column + width)
   Index length = 0;                // L of the input
   std::vector<Tensor*> targets;    // width / d_model of them, (B, h, L, d_k) each
+  // The same projection's previous input and outputs (one per target), or null.
+  const Tensor* previous_input = nullptr;
+  std::vector<const Tensor*> previous_targets;
 };
 
-std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Tensor*, 3>& targets) {
+std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Tensor*, 3>& targets,
+                                           const std::array<PreviousProjection, 3>& before) {
   const Index d = plan.dims.d_model;
   std::vector<ProjectionJob> jobs;
   int previous = -1;  // index among Q, K, V of the last target added
@@ -68,6 +72,11 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
           last.column + last.width == src.column) {
         last.width += d;
         last.targets.push_back(targets[i]);
+        // Rows are copied only when every target of the widened GEMM has its previous output.
+        if (last.previous_input && last.previous_input == before[i].input)
+          last.previous_targets.push_back(before[i].output);
+        else
+          last.previous_input = nullptr;
         previous = i;
         continue;
       }
@@ -80,6 +89,10 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
     job.width = d;
     job.length = i == kQ ? plan.dims.len_q : plan.dims.len_kv;
     job.targets = {targets[i]};
+    if (src.weight && before[i].input) {
+      job.previous_input = before[i].input;
+      job.previous_targets = {before[i].output};
+    }
     jobs.push_back(std::move(job));
     previous = i;
   }
@@ -101,6 +114,28 @@ void scatter_to_heads(const Dims& dims, const ProjectionJob& job, const float* r
                     rows + r * stride + static_cast<Index>(t) * dims.d_model + head * d_k,
                     sizeof(float) * static_cast<size_t>(d_k));
     }
+  }
+}
+
+// True when input rows [first, first + count) equal the previous input's: then
+// their projection is the previous one's, and copy_previous_rows takes it.
+bool rows_unchanged(const ProjectionJob& job, Index d_model, Index first, Index count) {
+  return job.previous_input &&
+         std::memcmp(job.input->data.data() + first * d_model, job.previous_input->data.data() + first * d_model,
+                     sizeof(float) * static_cast<size_t>(count * d_model)) == 0;
+}
+
+// Rows [first, first + count) of every target, in head layout, from the previous outputs.
+void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first, Index count) {
+  const Index d_k = dims.d_k;
+  for (Index r = first; r < first + count; ++r) {
+    const Index b = r / job.length, l = r % job.length;
+    for (size_t t = 0; t < job.targets.size(); ++t)
+      for (Index head = 0; head < dims.heads; ++head) {
+        const Index offset = ((b * dims.heads + head) * job.length + l) * d_k;
+        std::memcpy(job.targets[t]->data.data() + offset, job.previous_targets[t]->data.data() + offset,
+                    sizeof(float) * static_cast<size_t>(d_k));
+      }
   }
 }
 
@@ -235,10 +270,11 @@ StageSummary summarize_stage(const Tensor& stage, const float* attend) {
   return summary;
 }
 
-void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress) {
+void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
+                   const std::array<PreviousProjection, 3>& previous) {
   const Dims& dims = plan.dims;
   const Index d = dims.d_model;
-  const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets);
+  const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
   // Work items: (job, block of kProjectionRows input rows).
   std::vector<std::pair<size_t, Index>> tasks;
@@ -256,6 +292,10 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
     const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
     if (!job.weight) {  // direct mode: the given Q/K/V, only split into heads
       scatter_to_heads(dims, job, x.data(), d, first, count);
+      return;
+    }
+    if (rows_unchanged(job, d, first, count)) {
+      copy_previous_rows(dims, job, first, count);
       return;
     }
     // One buffer per thread, kept across calls: no allocation per work item.

@@ -33,7 +33,18 @@ float exp_shifted(const float* in, float* out, Index n, float max);
 // contiguous column blocks of d_model, as PyTorch's view(B, L, h, d_k).transpose(1, 2).
 // Column blocks of one weight applied to one input (fused W_qkv) are computed as
 // a single GEMM and then split.
-void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress);
+//
+// `previous[i]`, when set, is the previous trace's input and output for target
+// i computed with the same weight, bias and column block: a block of input rows
+// equal to the previous input's is copied from the previous output instead of
+// multiplied again (bit for bit the same: the blocks are the same GEMMs), so
+// editing one cell of X recomputes one block of rows, not all of them.
+struct PreviousProjection {
+  const Tensor* input = nullptr;   // (B, L, d_model)
+  const Tensor* output = nullptr;  // (B, h, L, d_k)
+};
+void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
+                   const std::array<PreviousProjection, 3>& previous = {});
 
 // (B, Lq, Lk): 1 where the query may attend the key, 0 where it is masked
 // (causal AND key padding AND custom).
