@@ -14,16 +14,15 @@ namespace al {
 // Compute policy. A session below both limits is computed inside edit(), undo(),
 // redo() and reset(), so the app shows the result in the same frame; a larger
 // one on the model's worker thread, and then shows up frames later. Measured on
-// the 2-core build machine (OMP_WAIT_POLICY=passive): the frame-stats session
-// n = 256, d_model 512, 8 heads (7.2e8 flops as estimate_compute_flops counts
-// them, a 9 MiB trace) computes in 12 ms at load 8 (25 ms at load 9); inside the
-// frame its edit shows after 50 ms instead of 77-81 ms on the worker, and 19-20
-// edits/s are shown instead of 11 (frames/s while recomputing drop from 27 to
-// 19-20: the frame waits for the computation). n = 512 (1.8e9, 30 MiB) takes
-// 27-39 ms in the benchmark and goes to the worker. The byte limit guards the cost of allocating
-// and writing the (B, h, Lq, Lk) stages.
-constexpr double kSyncComputeMaxFlops = 1e9;
-constexpr Index kSyncComputeMaxTraceBytes = Index{16} << 20;
+// the 2-core build machine (OMP_WAIT_POLICY=passive, load 2, --frame-stats at
+// 1600x1000): n = 512, d_model 512, 8 heads (1.8e9 flops as
+// estimate_compute_flops counts them, a 30 MiB trace) recomputes after an edit of
+// X in 12 ms; inside the frame 42 edits/s show, 23 ms after each edit, against
+// 28/s and 33 ms on the worker, whose result waits for the renderer's frames.
+// n = 1024 (a 108 MiB trace) takes 40-75 ms and goes to the worker. The byte limit
+// guards the cost of allocating and writing the (B, h, Lq, Lk) stages.
+constexpr double kSyncComputeMaxFlops = 2e9;
+constexpr Index kSyncComputeMaxTraceBytes = Index{32} << 20;
 
 // Cost of one full computation of the session in flop-equivalents: the matrix
 // products plus, per cell of the (B, h, Lq, Lk) stages, the memory traffic and

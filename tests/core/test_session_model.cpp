@@ -59,7 +59,7 @@ void check_output_row(const Trace& trace, const Session& s, Index i) {
 TEST_CASE("compute policy: teaching sizes here and now, big sessions in the background") {
   CHECK_FALSE(computes_in_background(direct_session(8, 4)));
   CHECK_FALSE(computes_in_background(direct_session(1024, 64)));  // 3.7e8 flops, 12 MiB: fits in a frame
-  CHECK(computes_in_background(direct_session(2048, 64)));         // 1.5e9 flops, 48 MiB
+  CHECK(computes_in_background(direct_session(2048, 64)));         // 1.5e9 flops, 48 MiB: over the byte limit
   // 4·L²·d for the two products plus 100 per score cell: 4·64²·16 + 100·64² = 671744.
   CHECK(estimate_compute_flops(direct_session(64, 16)) == doctest::Approx(671744));
   Session invalid = direct_session(8, 4);
@@ -229,7 +229,7 @@ TEST_CASE("modified() follows edits, saves and undo back to the saved state") {
 }
 
 TEST_CASE("big sessions compute in the background; the newest edit wins") {
-  const Session big = direct_session(2048, 64);  // 1.5e9 flops, a 48 MiB trace: over both limits
+  const Session big = direct_session(2048, 64);  // a 48 MiB trace: over the byte limit
   SessionModel model(big);
   CHECK(model.computing());
   CHECK_FALSE(model.trace());  // nothing valid yet
@@ -290,7 +290,7 @@ TEST_CASE("big sessions compute in the background; the newest edit wins") {
 }
 
 TEST_CASE("the finished-computation hook fires once per background result, on the worker, and not after it is cleared") {
-  const Session big = direct_session(2048, 64);  // over both limits: computed on the worker
+  const Session big = direct_session(2048, 64);  // over the byte limit: computed on the worker
   std::atomic<int> calls{0};
   std::atomic<bool> on_other_thread{false};
   const auto ui_thread = std::this_thread::get_id();

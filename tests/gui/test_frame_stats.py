@@ -70,9 +70,9 @@ failures.check(new_trace["samples"] == n256["recompute"]["frames"] and new_trace
                f"n256: every recompute frame drew a new trace, computed in the frame: {new_trace}")
 failures.check(n256["idle"]["ui_thread_cpu_ms_median"] > 0, f"n256: UI thread CPU per idle frame: {n256['idle']}")
 
-# n = 512 (a 30 MiB trace) computes on the worker thread: the edit is visible
+# n = 1024 (a 108 MiB trace) computes on the worker thread: the edit is visible
 # only frames later, so latency spans several frames there.
-check("n512", run("n512", os.path.join(source_dir, "bench/sessions/frame-n512.json"), 8), 512, 8, True)
+check("n1024", run("n1024", os.path.join(source_dir, "bench/sessions/frame-n1024.json"), 8), 1024, 8, True)
 
 # A small session written here computes inside the edit, in the same frame.
 small = os.path.join(out, "small.json")
