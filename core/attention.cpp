@@ -236,10 +236,11 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   // callback runs at every stage boundary whatever the threads did.
   // A new input with the old weights (an edit of X): its unchanged rows keep their projections.
   std::array<detail::PreviousProjection, 3> previous_rows;
-  for (int i = 0; i < 3 && before; ++i) {
+  const bool same_sizes = before && detail::same_dims(plan.dims, before->dims);
+  for (int i = 0; i < 3 && same_sizes; ++i) {
     const detail::ProjectionSource &now = plan.qkv[i], &then = before->qkv[i];
     if (!reuse.stage[i] && now.weight && now.weight == then.weight && now.bias == then.bias &&
-        now.column == then.column && then.input)
+        now.column == then.column && then.input && then.input->data.size() == now.input->data.size())
       previous_rows[i] = {then.input.get(), &previous->stage(kAllStages[i])};
   }
   detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress, previous_rows);
