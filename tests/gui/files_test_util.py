@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import time
 
-from gui_test_util import app_window, hold_keys, type_text, xdotool  # noqa: F401 (re-exported to the file tests)
+from gui_test_util import app_window, ctrl_click, hold_keys, type_text, xdotool  # noqa: F401 (re-exported to the file tests)
 
 
 def user_dirs(label):
@@ -103,13 +103,7 @@ class App:
         """Ctrl+click a matrix editor cell, type, Enter (as the e2e test does)."""
         state = self.settled()
         revision = int(state["revision"])
-        xdotool("mousemove", "--window", self.window, *self.centre(state, cell))
-        time.sleep(0.15)
-        xdotool("keydown", "ctrl")
-        time.sleep(0.1)
-        xdotool("click", 1)
-        time.sleep(0.1)
-        xdotool("keyup", "ctrl")
+        ctrl_click(self.window, *self.centre(state, cell))
         self.wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+click on {cell} starts typing")
         type_text(text)
         hold_keys("Return")

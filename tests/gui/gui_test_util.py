@@ -137,6 +137,19 @@ def app_window():
     return xdotool("search", "--sync", "--onlyvisible", "--name", "Attention Lab").split()[0]
 
 
+def ctrl_click(window, x, y):
+    """Ctrl+click at (x, y) of the window: starts typing into an ImGui field, like a
+    double-click, but does not depend on how instant press/release pairs fall into frames."""
+    xdotool("mousemove", "--window", window, x, y)
+    time.sleep(0.15)
+    xdotool("keydown", "ctrl")
+    time.sleep(0.1)
+    xdotool("click", 1)
+    time.sleep(0.2)
+    xdotool("keyup", "ctrl")
+    time.sleep(0.2)
+
+
 def type_text(text, delay_ms=60):
     """Types text as key presses; "--" first, so a negative number is not read as an option."""
     xdotool("type", "--delay", delay_ms, "--", text)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import app_window, hold_keys, xdotool, Failures, output_dir, type_text
+from gui_test_util import app_window, ctrl_click, hold_keys, xdotool, Failures, output_dir, type_text
 
 binary = sys.argv[1]
 out = output_dir("e2e")
@@ -117,15 +117,7 @@ try:
     state = settled()
     for cell, text in (("editor.cell.0.0", "2.5"), ("editor.cell.0.1", "0.75")):
         revision = int(state["revision"])
-        # Ctrl+click starts typing, like a double-click, but does not depend on
-        # how xdotool's instant press/release pairs fall into frames.
-        xdotool("mousemove", "--window", window, *centre(state, cell))
-        time.sleep(0.15)
-        xdotool("keydown", "ctrl")
-        time.sleep(0.1)
-        xdotool("click", 1)
-        time.sleep(0.1)
-        xdotool("keyup", "ctrl")
+        ctrl_click(window, *centre(state, cell))
         wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+clicking {cell} starts typing")
         type_text(text)  # replaces the selected old value
         hold_keys("Return")

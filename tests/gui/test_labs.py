@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from gui_test_util import app_window, wait_for_widgets, hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot, type_text
+from gui_test_util import app_window, ctrl_click, wait_for_widgets, hold_keys, xdotool, NAN_COLOUR, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot, type_text
 
 binary = sys.argv[1]
 out = output_dir("labs")
@@ -140,14 +140,7 @@ try:
 
     # Softmax stability: Ctrl+click the scale slider and type ×1000: the naive softmax breaks.
     failures.check(state.get("labs.stability.naive_broken") == "no", "at ×1 the naive softmax is fine")
-    xdotool("mousemove", "--window", window, *centre(state, "labs.stability.scale"))
-    time.sleep(0.15)
-    xdotool("keydown", "ctrl")
-    time.sleep(0.1)
-    xdotool("click", 1)
-    time.sleep(0.2)
-    xdotool("keyup", "ctrl")
-    time.sleep(0.2)
+    ctrl_click(window, *centre(state, "labs.stability.scale"))
     type_text("1000")
     hold_keys("Return")
     wait_for(lambda s: s.get("labs.stability.naive_broken") == "yes", "×1000 breaks the naive softmax")
