@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "export_torch.hpp"
-#include "matrix_io.hpp"
-#include "session_io.hpp"
+#include "io/export_torch.hpp"
+#include "io/matrix_io.hpp"
+#include "io/session_io.hpp"
 
 namespace al::cli {
 namespace {

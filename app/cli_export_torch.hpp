@@ -2,7 +2,7 @@
 // `attention-lab export-torch <preset | session.json> --out script.py`:
 // writes a self-contained PyTorch script that rebuilds the session's computation
 // stage by stage, so a learner can check every number against PyTorch.
-// The script itself is al::torch_script (core/export_torch.hpp).
+// The script itself is al::torch_script (core/io/export_torch.hpp).
 
 namespace al::cli {
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <string>
 
-#include "attention.hpp"
-#include "session_io.hpp"
+#include "numerics/attention.hpp"
+#include "io/session_io.hpp"
 
 namespace al::cli {
 namespace {
@@ -56,7 +56,9 @@ void print_json(const Trace& trace) {
   Tensor fully_masked({d.batch, d.len_q});
   for (size_t i = 0; i < trace.fully_masked_rows.size() && i < fully_masked.data.size(); ++i)
     fully_masked.data[i] = trace.fully_masked_rows[i] ? 1.0f : 0.0f;
-  write(",\n \"fully_masked_rows\": " + tensor_to_json(fully_masked) + "\n}\n");
+  write(",\n \"fully_masked_rows\": " + tensor_to_json(fully_masked));
+  write(",\n \"checks\": {\"masked_weight_max\": " + number(trace.checks.masked_weight_max) +
+        ", \"row_sum_error_max\": " + number(trace.checks.row_sum_error_max) + "}\n}\n");
 }
 
 std::string human_bytes(Index bytes) {
@@ -104,6 +106,8 @@ void print_summary(const std::string& source, const Session& session, const Trac
   for (unsigned char f : trace.fully_masked_rows) fully_masked += f ? 1 : 0;
   std::printf("mask: %s\n", trace.mask ? shape_string(trace.mask->shape).c_str() : "none");
   std::printf("fully_masked_rows: %lld\n", static_cast<long long>(fully_masked));
+  std::printf("masked_weight_max: %.9g\nrow_sum_error_max: %.9g\n", trace.checks.masked_weight_max,
+              trace.checks.row_sum_error_max);
   std::printf("memory: %s\n", human_bytes(trace.memory_bytes).c_str());
   std::printf("compute_ms: %.3f\n", compute_ms);
 }

@@ -10,10 +10,13 @@
 #include <string>
 
 #include "cli_export_torch.hpp"
+#include "cli_grad.hpp"
+#include "cli_train.hpp"
 #include "cli_trace.hpp"
-#include "session_io.hpp"
+#include "io/session_io.hpp"
+#include "numerics/kernel_dispatch.hpp"
 #ifdef ATTENTION_LAB_HAS_GUI
-#include "gui/gui.hpp"
+#include "gui/shell/gui.hpp"
 #endif
 
 namespace {
@@ -27,6 +30,14 @@ constexpr const char* kHelp =
     "                                            print every stage as JSON (no window needed)\n"
     "  attention-lab trace <preset | session.json> --summary\n"
     "                                            print each stage's shape and range, memory, compute_ms\n"
+    "  attention-lab grad <preset | session.json> [--upstream G.npy] --json\n"
+    "                                            print the gradient of L = sum(output * G) (G: all\n"
+    "                                            ones, or the output-shaped .npy) for every input,\n"
+    "                                            weight (math layout) and stage\n"
+    "  attention-lab train --task NAME [--steps N] [--seed S] [--out session.json] --json\n"
+    "                                            train a one-layer attention model on a toy task\n"
+    "                                            (previous_token, max_so_far, duplicate) and print\n"
+    "                                            its loss curve and held-out accuracy\n"
     "  attention-lab export-torch <preset | session.json> --out script.py\n"
     "                                            write a PyTorch script that rebuilds every stage\n"
     "  attention-lab screenshot <preset | session.json> --stage S --out file.png\n"
@@ -68,11 +79,14 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (command == "--version" || command == "-V") {
-    std::cout << "attention-lab " << ATTENTION_LAB_VERSION << "\n";
+    std::cout << "attention-lab " << ATTENTION_LAB_VERSION << "\n"
+              << "kernels: " << al::detail::kernel_path() << " (ATTENTION_LAB_CPU=baseline forces x86-64)\n";
     return 0;
   }
   if (command == "--list-presets") return list_presets();
   if (command == "trace") return al::cli::run_trace(argc, argv);
+  if (command == "train") return al::cli::run_train(argc, argv);
+  if (command == "grad") return al::cli::run_grad(argc, argv);
   if (command == "export-torch") return al::cli::run_export_torch(argc, argv);
   return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
 }

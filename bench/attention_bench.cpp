@@ -21,12 +21,12 @@
 #include <map>
 #include <memory>
 
-#include "attention.hpp"
-#include "edits.hpp"
-#include "flash_attention.hpp"
-#include "linear_attention.hpp"
-#include "random.hpp"
-#include "session_io.hpp"
+#include "numerics/attention.hpp"
+#include "editing/edits.hpp"
+#include "numerics/flash_attention.hpp"
+#include "numerics/linear_attention.hpp"
+#include "base/random.hpp"
+#include "io/session_io.hpp"
 
 namespace {
 

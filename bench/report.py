@@ -47,6 +47,28 @@ print("|---|---:|---:|---|")
 for L, wall, cpu in verdicts:
     print(f"| L = {L} | {wall:.2f} | {cpu:.2f} | {'met' if wall <= 1.0 else 'NOT met'} |")
 
+import os
+backward_lengths = [L for L in lengths if os.path.exists(f"{out}/ours_backward_{L}.json")]
+if backward_lengths:
+    print()
+    print("| L | ours forward + backward ms | torch forward + backward() ms | ratio ours/torch | cpu ratio | ours, keeping every stage's gradient ms |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    backward_verdicts = []
+    for L in backward_lengths:
+        ours = medians(f"{out}/ours_backward_{L}.json")
+        peer = json.loads(open(f"{out}/torch_backward_{L}.json").read())
+        fb = ours[f"ForwardBackward/L:{L}/real_time"]
+        stages = ours[f"ForwardBackwardStages/L:{L}/real_time"]["real_time"]
+        wall, cpu = fb["real_time"] / peer["median_ms"], fb["cpu_time"] / peer["cpu_ms"]
+        backward_verdicts.append((L, wall, cpu))
+        print(f"| {L} | {fb['real_time']:.1f} ({fb['min_ms']:.1f}) | {peer['median_ms']:.1f} ({peer['min_ms']:.1f}) "
+              f"| **{wall:.2f}** | {cpu:.2f} | {stages:.1f} |")
+    print()
+    print("| target (issue 13): forward + backward <= 1.0 x PyTorch autograd | wall ratio | cpu ratio | verdict |")
+    print("|---|---:|---:|---|")
+    for L, wall, cpu in backward_verdicts:
+        print(f"| L = {L} | {wall:.2f} | {cpu:.2f} | {'met' if wall <= 1.0 else 'NOT met'} |")
+
 other = medians(f"{out}/other.json")
 print()
 print("| L=512, one edit | ms | vs full recompute |")
@@ -57,6 +79,13 @@ for name, label in [("full_recompute", "full recompute (no previous trace)"), ("
                     ("edit_w_o", "edit W_O (output only)")]:
     t = other[f"Incremental/{name}/real_time"]["real_time"]
     print(f"| {label} | {t:.2f} | {t / base:.2f} |")
+print()
+print("| training lab, one Adam step at the default size (B=64, L=8, d_model=32, 2 heads) | ms | cpu ms | target <= 5 ms |")
+print("|---|---:|---:|---|")
+for task in ("previous_token", "duplicate"):
+    r = other.get(f"TrainingStep/{task}/real_time")
+    if r:
+        print(f"| {task} | {r['real_time']:.2f} ({r['min_ms']:.2f}) | {r['cpu_time']:.2f} | {'met' if r['real_time'] <= 5 else 'NOT met'} |")
 print()
 print("| seed 000 usage (B=16, L=100, d=512, h=8, dropout 0.1 training) | ms |")
 print("|---|---:|")

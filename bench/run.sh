@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Times our full trace (and FlashAttention) against PyTorch's nn.MultiheadAttention
-# in the same run on this machine, one length at a time (ours, then torch, so
+# Times our full trace (and FlashAttention), and forward + backward, against PyTorch's
+# nn.MultiheadAttention (and its autograd) in the same run on this machine, one length at a time (ours, then torch, so
 # both see the same load), and prints the tables of docs/performance.md.
 #
 #   bench/run.sh                 # build dir build-bench, 5 repetitions
@@ -48,8 +48,15 @@ for len in "${length_list[@]}"; do
   "${priority[@]}" "$bench" --benchmark_filter="^(FullTrace|FullTraceSummarized|FullTraceCold|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
     --benchmark_out="$out/ours_$len.json" >/dev/null 2>&1
   "${priority[@]}" "$python" bench/torch_peer.py --lengths "$len" --runs $((reps * 3)) >"$out/torch_$len.json"
+  # Forward + backward (issue 13) at the lengths gradient_bench.cpp registers.
+  if [ "$len" = 128 ] || [ "$len" = 512 ]; then
+    "${priority[@]}" "$bench" --benchmark_filter="^ForwardBackward(Stages)?/L:$len/" "${bench_args[@]}" \
+      --benchmark_out="$out/ours_backward_$len.json" >/dev/null 2>&1
+    "${priority[@]}" "$python" bench/torch_peer.py --backward --lengths "$len" --runs $((reps * 3)) \
+      >"$out/torch_backward_$len.json"
+  fi
 done
-"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
+"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
 
 # compute_ms as the app reports it (one process per run: includes cold caches, as a learner sees it).
 for preset in default seed-003-example seed-000-usage; do

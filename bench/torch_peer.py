@@ -5,6 +5,10 @@ forward, E=512, 8 heads, batch 1, eval, need_weights=True with per-head weights
 two threads. Prints one JSON object per length: the median and best wall time
 of the runs, and the median process CPU time (all threads) of a run.
 
+With --backward, the peer of ForwardBackward (issue 13): the same forward in
+training mode (dropout 0) with x and every parameter requiring grad, then
+backward() of sum(output * G): autograd's gradients of x and every weight.
+
 Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
 when libblas.so.3 is OpenBLAS (bench/run.sh checks).
 """
@@ -30,12 +34,31 @@ def time_forward(mha, x, runs, warmup):
     return times, cpu_times
 
 
+def time_forward_backward(mha, x, runs, warmup):
+    mha.train()
+    x = x.clone().requires_grad_(True)
+    upstream = torch.randn(x.shape)
+    times, cpu_times = [], []
+    for run in range(warmup + runs):
+        mha.zero_grad(set_to_none=True)
+        x.grad = None
+        start, cpu_start = time.perf_counter(), time.process_time()
+        out, weights = mha(x, x, x, need_weights=True, average_attn_weights=False)
+        (out * upstream).sum().backward()
+        if run >= warmup:
+            times.append((time.perf_counter() - start) * 1e3)
+            cpu_times.append((time.process_time() - cpu_start) * 1e3)
+    assert x.grad is not None and mha.in_proj_weight.grad is not None
+    return times, cpu_times
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lengths", default="128,512,1024,2048")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--backward", action="store_true", help="time forward + backward() instead")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -43,7 +66,8 @@ def main():
     mha = torch.nn.MultiheadAttention(512, 8, batch_first=True).eval()
     for length in (int(v) for v in args.lengths.split(",")):
         x = torch.randn(1, length, 512)
-        times, cpu_times = time_forward(mha, x, args.runs, args.warmup)
+        timer = time_forward_backward if args.backward else time_forward
+        times, cpu_times = timer(mha, x, args.runs, args.warmup)
         print(json.dumps({"L": length, "median_ms": statistics.median(times), "min_ms": min(times),
                           "cpu_ms": statistics.median(cpu_times),
                           "runs": args.runs, "threads": torch.get_num_threads()}), flush=True)

@@ -19,6 +19,8 @@ const vec3 kNaN = vec3(1.0, 0.0, 1.0);          // magenta: never a colormap col
 const vec3 kMaskedLight = vec3(0.62, 0.62, 0.62);
 const vec3 kMaskedDark = vec3(0.40, 0.40, 0.40);
 const vec3 kAttend = vec3(0.30, 0.69, 0.49);
+const float kLeakVisible = 1e-3;  // as the trace's masked_weight_max warning
+const float kLeakBorder = 3.0;    // pixels of hatched frame around a leaked cell
 
 // viridis at t = 0, 1/9, ..., 1
 const vec3 kViridis[10] = vec3[10](
@@ -44,6 +46,12 @@ vec3 diverging(float t) {
   return mix(kDiverging[i], kDiverging[i + 1], x - float(i));
 }
 
+// Diagonal hatching, in screen pixels so it reads the same at any zoom.
+vec3 hatching() {
+  bool stripe = mod(gl_FragCoord.x + gl_FragCoord.y, 8.0) < 4.0;
+  return stripe ? kMaskedDark : kMaskedLight;
+}
+
 void main() {
   vec2 cell_f = v_uv * u_cells;
   ivec2 cell = ivec2(min(floor(cell_f), u_cells - 1.0));
@@ -55,13 +63,18 @@ void main() {
   }
   float value = texelFetch(u_values, cell, 0).r;
   bool masked = u_has_mask && texelFetch(u_mask, cell, 0).r < 0.5;
+  // A softmax weight on a masked key that is not ~0 (a fill like -1e-20) must be
+  // seen, not hidden under the hatching.
+  bool leaked = masked && u_colormap == 0 && value > kLeakVisible;
   vec3 colour;
   if (isnan(value)) {
     colour = kNaN;  // shown even on masked cells: a fully masked row with -inf fill gives NaN
-  } else if (masked || (u_colormap == 2 && value < 0.5)) {
-    // Diagonal hatching, in screen pixels so it reads the same at any zoom.
-    bool stripe = mod(gl_FragCoord.x + gl_FragCoord.y, 8.0) < 4.0;
-    colour = stripe ? kMaskedDark : kMaskedLight;
+  } else if ((masked && !leaked) || (u_colormap == 2 && value < 0.5)) {
+    colour = hatching();
+  } else if (leaked && min(u_cell_pixels.x, u_cell_pixels.y) >= 4.0 * kLeakBorder &&
+             (min(inside.x, inside.y) < kLeakBorder || inside.x > u_cell_pixels.x - kLeakBorder ||
+              inside.y > u_cell_pixels.y - kLeakBorder)) {
+    colour = hatching();  // a hatched frame says "masked", the inside shows the weight it still got
   } else if (u_colormap == 2) {
     colour = kAttend;
   } else {

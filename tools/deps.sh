@@ -10,6 +10,8 @@ packages=(
   python3 python3-numpy python3-pil  # python3-pil: tools/readme_images.sh shrinks the README's pictures
   clang libclang-rt-14-dev libomp-14-dev  # tools/fuzz.sh: libFuzzer and OpenMP for clang
   python3-torch libopenblas0-pthread  # the PyTorch proof test and peer benchmark; OpenBLAS makes torch a fair peer
+  python3-matplotlib  # its published viridis and RdBu tables check the heatmap colours (test_colormap_tables.py)
+  desktop-file-utils appstream shared-mime-info man-db strace  # the install test's validators and its file watch
 )
 missing=()
 for p in "${packages[@]}"; do

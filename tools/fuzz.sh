@@ -12,7 +12,7 @@ seconds=${FUZZ_SECONDS:-20}
 
 cmake -S . -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTENTION_LAB_FUZZ=ON -DATTENTION_LAB_SANITIZE=ON \
-  -DATTENTION_LAB_BUILD_GUI=OFF -DATTENTION_LAB_BUILD_BENCH=OFF >/dev/null
+  -DATTENTION_LAB_BUILD_GUI=OFF -DATTENTION_LAB_BUILD_BENCH=OFF -DATTENTION_LAB_AVX2_KERNELS=OFF >/dev/null
 cmake --build "$build_dir" -j2 --target fuzz_session fuzz_npy fuzz_csv
 
 artifacts="$build_dir/fuzz-artifacts"

@@ -12,7 +12,13 @@ for word in "trace" "--json" "--summary" "export-torch" "screenshot" "--stage" "
 done
 
 version=$(grep -oP 'project\(attention_lab VERSION \K[0-9.]+' "$src/CMakeLists.txt")
-[ "$("$bin" --version)" = "attention-lab $version" ] || { echo "FAIL: --version: $("$bin" --version)"; exit 1; }
+[ "$("$bin" --version | head -n 1)" = "attention-lab $version" ] || { echo "FAIL: --version: $("$bin" --version)"; exit 1; }
+# The second line names the kernels in use; ATTENTION_LAB_CPU=baseline forces the portable ones.
+"$bin" --version | grep -q "^kernels: " || { echo "FAIL: --version does not name the kernels"; exit 1; }
+if [ "$(uname -m)" = x86_64 ]; then
+  ATTENTION_LAB_CPU=baseline "$bin" --version | grep -q "^kernels: x86-64 baseline" \
+    || { echo "FAIL: ATTENTION_LAB_CPU=baseline: $(ATTENTION_LAB_CPU=baseline "$bin" --version)"; exit 1; }
+fi
 
 "$bin" --list-presets | while read -r name description; do
   [ -n "$description" ] || { echo "FAIL: preset $name has no description"; exit 1; }

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "attention.hpp"
-#include "matrix_io.hpp"
-#include "session_io.hpp"
+#include "numerics/attention.hpp"
+#include "io/matrix_io.hpp"
+#include "io/session_io.hpp"
 
 namespace al::fuzz {
 namespace {

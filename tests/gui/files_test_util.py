@@ -81,6 +81,16 @@ class App:
     def title(self):
         return xdotool("getwindowname", self.window).strip()
 
+    def settled_title(self, expected, timeout=5.0):
+        """The window title once it reads `expected`, or the last one read: the app renames
+        its window a frame after the state file shows the change."""
+        deadline = time.time() + timeout
+        title = self.title()
+        while title != expected and time.time() < deadline:
+            time.sleep(0.05)
+            title = self.title()
+        return title
+
     def centre(self, state, name):
         rect = state["widgets"][name]
         return int(rect["x"] + rect["w"] / 2), int(rect["y"] + rect["h"] / 2)

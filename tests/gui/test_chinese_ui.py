@@ -4,7 +4,7 @@ that the font atlas lacks (which ImGui would draw as '?'): none may be
 missing; and the explanation region differs between English and Chinese and
 holds text in both.
 
-Chinese wrapping (app/gui/text_wrap.*): at narrow windows the step explanation
+Chinese wrapping (app/gui/widgets/text_wrap.*): at narrow windows the step explanation
 and every guided lesson break into several lines, no line break falls inside a
 number ("0.2384", "1e-9") or a name ("W_qkv"), the lines together are the whole
 text, and the text's rectangle stays inside its window."""

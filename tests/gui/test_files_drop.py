@@ -49,7 +49,8 @@ try:
         failures.check(False, f"dropping the session: {error}")
     state = app.wait_for(lambda s: s.get("document") == dropped_session, "the dropped session opens")
     failures.check(state.get("modified") == "no", "opened, not modified")
-    failures.check(app.title() == "dropped session.json — Attention Lab", f"the title names it: {app.title()!r}")
+    title = app.settled_title("dropped session.json — Attention Lab")
+    failures.check(title == "dropped session.json — Attention Lab", f"the title names it: {title!r}")
 
     # 2. A .npy: the import dialog on it, then Import into X.
     try:

@@ -36,14 +36,16 @@ try:
 
     # 1. Open through the dialog.
     app.open_file_with_dialog(session_path)
-    failures.check(app.title() == "lesson.json — Attention Lab", f"title names the file: {app.title()!r}")
+    title = app.settled_title("lesson.json — Attention Lab")
+    failures.check(title == "lesson.json — Attention Lab", f"title names the file: {title!r}")
 
     # 2. An edit: the marker.
     app.open_matrices_tab()
     state = app.type_into_cell("editor.cell.0.0", "1.25")
     failures.check(state.get("modified") == "yes", "an edit marks the session modified")
     time.sleep(0.3)
-    failures.check(app.title() == "• lesson.json — Attention Lab", f"unsaved marker in the title: {app.title()!r}")
+    title = app.settled_title("• lesson.json — Attention Lab")
+    failures.check(title == "• lesson.json — Attention Lab", f"unsaved marker in the title: {title!r}")
 
     # 3. Ctrl+S.
     app.away()
@@ -54,7 +56,8 @@ try:
     failures.check(abs(saved_x[0][0] - 1.25) < 1e-6, f"the file holds the typed 1.25, got {saved_x[0][0]}")
     failures.check(saved_x[1:] == original_x[1:] and saved_x[0][1:] == original_x[0][1:],
                    "every other value of X is as it was")
-    failures.check(app.title() == "lesson.json — Attention Lab", f"no marker after saving: {app.title()!r}")
+    title = app.settled_title("lesson.json — Attention Lab")
+    failures.check(title == "lesson.json — Attention Lab", f"no marker after saving: {title!r}")
     failures.check(not [n for n in os.listdir(work) if n.startswith(".")], "no temporary file left behind")
 
     # 5. An unwritable place: Save as into a "folder" that is a file.

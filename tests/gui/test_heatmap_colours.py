@@ -71,34 +71,63 @@ if rect:
             failures.check(close(got, expected, TOLERANCE),
                            f"scaled[{i}][{j}] = {scaled[i][j]:.4f}: expected colour {expected}, got {got}")
 
-# 3. A fully masked row: NaN (magenta) with a −∞ fill, a uniform row with −1e9.
+# 3. A fully masked row (row 1; cell (2, 1) masked too). With a −∞ fill its weights
+#    are NaN (magenta) and so is its context row. With −1e9 its weights are uniform,
+#    1/3 each: masked cells that still get weight (> 1e-3) show it inside a hatched
+#    frame, so the row's centres are the colour of 1/3; the uniform weights show in its
+#    context row too, the plain mean of V's rows. Rows 0 and 2: ordinary softmax colours.
+MASK = [[1, 1, 1], [0, 0, 0], [1, 0, 1]]
+V = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]
+HATCH_GREYS = (102, 158)  # the shader's stripes, 0.40 and 0.62 of 255
+LEAK_VISIBLE = 1e-3  # a masked weight above this is drawn, not hidden (the trace's leak warning)
+
+
 def session_with_masked_row(fill):
     return {
         "format": "attention-lab/session", "version": 1,
         "config": {"mode": "direct", "attention": "self", "d_model": 2, "num_heads": 1,
-                   "bias": False, "scale": "sqrt_dk", "mask_fill": fill,
-                   "mask": {"custom": [[1, 1, 1], [0, 0, 0], [1, 0, 1]]}},
+                   "bias": False, "scale": "sqrt_dk", "mask_fill": fill, "mask": {"custom": MASK}},
         "tokens": ["a", "b", "c"],
-        "q": Q[:3], "k": K[:3], "v": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+        "q": Q[:3], "k": K[:3], "v": V,
     }
 
+
+def is_hatching(colour):
+    return max(colour) - min(colour) < 3 and HATCH_GREYS[0] - 2 <= colour[0] <= HATCH_GREYS[1] + 2
+
+
 for fill, label in (("-inf", "minus-inf"), (-1e9, "minus-1e9")):
-    path = os.path.join(out, f"masked-row-{label}.json")
+    fill_value = -math.inf if fill == "-inf" else fill
+    masked = [[s if MASK[i][j] else fill_value for j, s in enumerate(row)] for i, row in enumerate(scaled_scores(Q[:3], K[:3]))]
+    w = softmax_rows(masked)
+    if fill != "-inf":
+        assert all(abs(v - 1 / 3) < 1e-12 for v in w[1])  # the promise: uniform
+    context = [[sum(w[i][k] * V[k][c] for k in range(3)) for c in range(2)] for i in range(3)]
+    path = os.path.join(out, f"session-masked-row-{label}.json")  # screenshot() writes <name>.json
     json.dump(session_with_masked_row(fill), open(path, "w"))
     image, widgets = screenshot(binary, path, "weights", out, f"masked-row-{label}")
     rect = widgets["widgets"].get("heatmap.weights.h0")
     failures.check(rect is not None, f"[{label}] the weights heatmap is on screen")
-    if not rect:
-        continue
-    for j in range(3):
-        got = mean_colour(image, *cell_sample_point(rect, 1, j))
-        if fill == "-inf":
-            failures.check(close(got, NAN_COLOUR, 2), f"[{label}] row 1 col {j} is NaN magenta, got {got}")
-        else:
-            failures.check(not close(got, NAN_COLOUR, 60), f"[{label}] row 1 col {j} is not NaN, got {got}")
-    # Row 0 attends to every key: ordinary colours, never magenta.
-    for j in range(3):
-        got = mean_colour(image, *cell_sample_point(rect, 0, j))
-        failures.check(not close(got, NAN_COLOUR, 60), f"[{label}] row 0 col {j} is a colormap colour, got {got}")
+    if rect:
+        for i in range(3):
+            for j in range(3):
+                got = mean_colour(image, *cell_sample_point(rect, i, j))
+                if math.isnan(w[i][j]):
+                    failures.check(close(got, NAN_COLOUR, 2), f"[{label}] weights ({i},{j}) is NaN magenta, got {got}")
+                elif not MASK[i][j] and w[i][j] <= LEAK_VISIBLE:
+                    failures.check(is_hatching(got), f"[{label}] weights ({i},{j}) = {w[i][j]:.4f} is masked: hatched grey, got {got}")
+                else:
+                    want = colormap(VIRIDIS, w[i][j])
+                    failures.check(close(got, want, TOLERANCE), f"[{label}] weights ({i},{j}) = {w[i][j]:.4f}: {want}, got {got}")
+    image, widgets = screenshot(binary, path, "context", out, f"masked-row-{label}-context")
+    rect = widgets["widgets"].get("heatmap.context.h0")
+    failures.check(rect is not None, f"[{label}] the context heatmap is on screen")
+    if rect:
+        top = max(abs(v) for row in context for v in row if not math.isnan(v))
+        for i in range(3):
+            for c in range(2):
+                got = mean_colour(image, *cell_sample_point(rect, i, c))
+                want = NAN_COLOUR if math.isnan(context[i][c]) else colormap(DIVERGING, (context[i][c] + top) / (2 * top))
+                failures.check(close(got, want, TOLERANCE), f"[{label}] context ({i},{c}) = {context[i][c]:.4f}: {want}, got {got}")
 
 failures.finish()

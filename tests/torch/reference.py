@@ -14,7 +14,7 @@ MASK64 = (1 << 64) - 1
 
 
 def splitmix64(x):
-    """al::splitmix64 (core/random.cpp)."""
+    """al::splitmix64 (core/base/random.cpp)."""
     x = (x + 0x9E3779B97F4A7C15) & MASK64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
@@ -49,8 +49,14 @@ def with_batch(t, rank):
     return t
 
 
-def stages(session):
-    """Every stage of the session dict, as float64 tensors in trace shapes."""
+def stages(session, leaf=None, absent_rows_attend_nothing=False):
+    """Every stage of the session dict, as float64 tensors in trace shapes.
+
+    leaf(name, tensor) -> tensor, when given, sees every input and weight under the
+    session's own name (inputs as (B, L, d), weights in math layout) before use: the gradient test makes
+    them autograd leaves there. absent_rows_attend_nothing: a query whose every key
+    is masked with -inf gets weights 0 instead of NaN (the backward's convention)."""
+    leaf = leaf or (lambda name, t: t)
     config = session["config"]
     mode = config.get("mode", "projection")
     cross = config.get("attention", "self") == "cross"
@@ -66,18 +72,16 @@ def stages(session):
         if name not in weights:
             return None
         w = as_tensor(weights[name])
-        return w.t() if torch_layout else w
+        return leaf(name, (w.t() if torch_layout else w).contiguous())
 
     def bias(name):
-        return as_tensor(weights[name]) if use_bias and name in weights else None
+        return leaf(name, as_tensor(weights[name])) if use_bias and name in weights else None
 
     if mode == "direct":
-        Q = with_batch(as_tensor(session["q"]), 3)
-        K = with_batch(as_tensor(session["k"]), 3)
-        V = with_batch(as_tensor(session["v"]), 3)
+        Q, K, V = (leaf(name, with_batch(as_tensor(session[name]), 3)) for name in "qkv")
     else:
-        x_q = with_batch(as_tensor(session["x_q" if cross else "x"]), 3)
-        x_kv = with_batch(as_tensor(session["x_kv"]), 3) if cross else x_q
+        x_q = leaf("x_q" if cross else "x", with_batch(as_tensor(session["x_q" if cross else "x"]), 3))
+        x_kv = leaf("x_kv", with_batch(as_tensor(session["x_kv"]), 3)) if cross else x_q
         if "w_qkv" in weights:
             w_qkv, b_qkv = weight("w_qkv"), bias("b_qkv")  # (d, 3d), (3d)
             blocks = [slice(i * d_model, (i + 1) * d_model) for i in range(3)]
@@ -120,10 +124,15 @@ def stages(session):
     masked = torch.where(attend[:, None], scaled, torch.full_like(scaled, fill))
 
     # Softmax written out: subtract the row max, exp, divide by the sum. A row of
-    # -inf gives (-inf) - (-inf) = NaN everywhere, as PyTorch does.
-    row_max = masked.max(dim=-1, keepdim=True).values
-    exps = torch.exp(masked - row_max)
+    # -inf gives (-inf) - (-inf) = NaN everywhere, as PyTorch does (unless those
+    # rows attend nothing: then their softmax runs on zeros and is replaced by 0).
+    absent = (~attend.any(dim=-1))[:, None, :, None] if absent_rows_attend_nothing and fill == -math.inf else None
+    softmax_in = masked if absent is None else torch.where(absent, torch.zeros_like(masked), masked)
+    row_max = softmax_in.max(dim=-1, keepdim=True).values
+    exps = torch.exp(softmax_in - row_max)
     weights_ = exps / exps.sum(dim=-1, keepdim=True)
+    if absent is not None:
+        weights_ = torch.where(absent, torch.zeros_like(weights_), weights_)
 
     dropout = config.get("dropout") or {}
     p = float(dropout.get("p", 0.0))

@@ -1,0 +1,182 @@
+#include "gl/gl_heatmap.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace al::gui {
+
+GLuint TextureCache::get(const MatrixView& view) {
+  auto [it, inserted] = entries_.try_emplace(view.key);
+  Entry& entry = it->second;
+  if (inserted) {
+    const auto start = std::chrono::steady_clock::now();
+    entry.texture.upload(view.data, static_cast<int>(view.rows), static_cast<int>(view.cols),
+                         static_cast<int>(view.row_stride));
+    entry.owner = view.owner;
+    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  entry.used = true;
+  return entry.texture.id();
+}
+
+namespace {
+
+// The cell of largest magnitude of a block, NaN if any cell is NaN, the first
+// cell if none is finite (a block of -inf fill stays -inf).
+float block_value(const MatrixView& view, Index row, Index col, Index rows, Index cols) {
+  float chosen = view.at(row, col), largest = -1.0f;
+  for (Index r = row; r < row + rows; ++r)
+    for (Index c = col; c < col + cols; ++c) {
+      const float v = view.at(r, c);
+      if (std::isnan(v)) return v;
+      if (std::isfinite(v) && std::fabs(v) > largest) {
+        largest = std::fabs(v);
+        chosen = v;
+      }
+    }
+  return chosen;
+}
+
+}  // namespace
+
+GLuint TextureCache::screen(const MatrixView& view) {
+  if (view.rows <= kScreenTexels && view.cols <= kScreenTexels) return get(view);
+  auto [it, inserted] = entries_.try_emplace(view.key + "/screen");
+  Entry& entry = it->second;
+  if (inserted) {
+    const auto start = std::chrono::steady_clock::now();
+    const Index block_rows = (view.rows + kScreenTexels - 1) / kScreenTexels;
+    const Index block_cols = (view.cols + kScreenTexels - 1) / kScreenTexels;
+    const Index rows = (view.rows + block_rows - 1) / block_rows, cols = (view.cols + block_cols - 1) / block_cols;
+    std::vector<float> reduced(static_cast<size_t>(rows * cols));
+    // Both cores: the worker that computed the trace is idle now.
+#pragma omp parallel for schedule(static)
+    for (Index r = 0; r < rows; ++r)
+      for (Index c = 0; c < cols; ++c)
+        reduced[static_cast<size_t>(r * cols + c)] =
+            block_value(view, r * block_rows, c * block_cols, std::min(block_rows, view.rows - r * block_rows),
+                        std::min(block_cols, view.cols - c * block_cols));
+    entry.texture.upload(reduced.data(), static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(cols));
+    upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  entry.used = true;
+  return entry.texture.id();
+}
+
+void TextureCache::collect_unused() {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (!it->second.used) {
+      it = entries_.erase(it);
+    } else {
+      it->second.used = false;
+      ++it;
+    }
+  }
+}
+
+HeatmapRenderer::~HeatmapRenderer() { shutdown(); }
+
+void HeatmapRenderer::shutdown() {
+  commands_.clear();
+  if (vbo_) glDeleteBuffers(1, &vbo_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  vbo_ = vao_ = 0;
+  program_ = GlProgram();
+}
+
+bool HeatmapRenderer::init(const std::string& vertex_source, const std::string& fragment_source,
+                           std::string* error) {
+  if (!program_.build(vertex_source, fragment_source, error)) return false;
+  glGenVertexArrays(1, &vao_);
+  glGenBuffers(1, &vbo_);
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glBufferData(GL_ARRAY_BUFFER, 16 * sizeof(float), nullptr, GL_DYNAMIC_DRAW);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), nullptr);
+  glEnableVertexAttribArray(1);
+  glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float),
+                        reinterpret_cast<void*>(2 * sizeof(float)));
+  glBindVertexArray(0);
+  return true;
+}
+
+void HeatmapRenderer::draw(ImDrawList* draw_list, ImVec2 rect_min, ImVec2 rect_max, GLuint values,
+                           GLuint mask, int rows, int cols, const HeatmapStyle& style) {
+  if (!ready() || rows <= 0 || cols <= 0) return;
+  commands_.push_back(Command{this, rect_min, rect_max, values, mask, rows, cols, style});
+  draw_list->AddCallback(&HeatmapRenderer::render_callback, &commands_.back());
+  // Hands the GL state back to ImGui's backend for the widgets drawn after us.
+  draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void HeatmapRenderer::render_callback(const ImDrawList*, const ImDrawCmd* cmd) {
+  const auto* command = static_cast<const Command*>(cmd->UserCallbackData);
+  command->renderer->render(*command, *cmd);
+}
+
+void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
+  const ImDrawData* draw_data = ImGui::GetDrawData();
+  const ImVec2 origin = draw_data->DisplayPos;
+  const ImVec2 size = draw_data->DisplaySize;
+  const ImVec2 scale = draw_data->FramebufferScale;
+  const float fb_height = size.y * scale.y;
+
+  // The window's clip rectangle, as ImGui's backend would apply it.
+  const ImVec4 clip = cmd.ClipRect;
+  const float clip_x0 = (clip.x - origin.x) * scale.x, clip_y0 = (clip.y - origin.y) * scale.y;
+  const float clip_x1 = (clip.z - origin.x) * scale.x, clip_y1 = (clip.w - origin.y) * scale.y;
+  if (clip_x1 <= clip_x0 || clip_y1 <= clip_y0) return;
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(static_cast<GLint>(clip_x0), static_cast<GLint>(fb_height - clip_y1),
+            static_cast<GLsizei>(clip_x1 - clip_x0), static_cast<GLsizei>(clip_y1 - clip_y0));
+  glDisable(GL_BLEND);
+
+  // ImGui's orthographic projection: screen coordinates to clip space, y down.
+  const float l = origin.x, r = origin.x + size.x, t = origin.y, b = origin.y + size.y;
+  const float projection[16] = {
+      2.0f / (r - l),    0.0f,              0.0f,  0.0f,
+      0.0f,              2.0f / (t - b),    0.0f,  0.0f,
+      0.0f,              0.0f,              -1.0f, 0.0f,
+      (r + l) / (l - r), (t + b) / (b - t), 0.0f,  1.0f};
+  // The texture may hold fewer texels than the matrix has cells (TextureCache::screen):
+  // the shader's cells are its texels.
+  Command texels = c;
+  glBindTexture(GL_TEXTURE_2D, c.values);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &texels.cols);
+  glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &texels.rows);
+  if (texels.cols <= 0 || texels.rows <= 0) return;
+  draw_quad(texels, projection,
+            ImVec2((c.max.x - c.min.x) * scale.x / texels.cols, (c.max.y - c.min.y) * scale.y / texels.rows));
+}
+
+void HeatmapRenderer::draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels) {
+  glUseProgram(program_.id());
+  glUniformMatrix4fv(program_.uniform("u_projection"), 1, GL_FALSE, projection);
+  glUniform1i(program_.uniform("u_values"), 0);
+  glUniform1i(program_.uniform("u_mask"), 1);
+  glUniform1i(program_.uniform("u_has_mask"), c.mask != 0);
+  glUniform1i(program_.uniform("u_colormap"), static_cast<int>(c.style.colormap));
+  glUniform1f(program_.uniform("u_low"), c.style.low);
+  glUniform1f(program_.uniform("u_high"), c.style.high);
+  glUniform2f(program_.uniform("u_cells"), static_cast<float>(c.cols), static_cast<float>(c.rows));
+  glUniform2f(program_.uniform("u_cell_pixels"), cell_pixels.x, cell_pixels.y);
+  const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glUniform3f(program_.uniform("u_grid_colour"), grid.x, grid.y, grid.z);
+
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, c.mask);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, c.values);
+
+  const float quad[16] = {c.min.x, c.min.y, 0.0f, 0.0f,  c.max.x, c.min.y, 1.0f, 0.0f,
+                          c.min.x, c.max.y, 0.0f, 1.0f,  c.max.x, c.max.y, 1.0f, 1.0f};
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof(quad), quad);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  glBindVertexArray(0);
+}
+
+}  // namespace al::gui

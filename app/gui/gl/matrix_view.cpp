@@ -1,0 +1,121 @@
+#include "gl/matrix_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace al::gui {
+
+namespace {
+std::string pointer_key(const void* p) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%p", p);
+  return buffer;
+}
+}  // namespace
+
+MatrixView matrix_of(const TensorPtr& tensor, Index k) {
+  MatrixView view;
+  if (!tensor || tensor->empty() || k < 0 || k >= tensor->matrices()) return view;
+  view.owner = tensor;
+  view.rows = tensor->rows();
+  view.cols = tensor->cols();
+  view.row_stride = view.cols;
+  view.data = tensor->data.data() + k * view.rows * view.cols;
+  view.key = pointer_key(tensor.get()) + "/" + std::to_string(k);
+  return view;
+}
+
+MatrixView column_slice(const MatrixView& view, Index first, Index count) {
+  MatrixView slice = view;
+  if (!view.valid() || first < 0 || count <= 0 || first + count > view.cols) return MatrixView{};
+  slice.data = view.data + first;
+  slice.cols = count;
+  slice.key = view.key + "[:," + std::to_string(first) + "+" + std::to_string(count) + "]";
+  return slice;
+}
+
+MatrixView DerivedCache::head_average(const TensorPtr& tensor, Index batch, Index heads) {
+  if (!tensor || tensor->rank() != 4 || heads <= 0) return MatrixView{};
+  const std::string key = pointer_key(tensor.get()) + "/avg" + std::to_string(batch);
+  auto [it, inserted] = averages_.try_emplace(key);
+  Average& entry = it->second;
+  const Index rows = tensor->rows(), cols = tensor->cols();
+  if (inserted) {
+    entry.source = tensor;
+    entry.values = std::make_shared<std::vector<float>>(static_cast<size_t>(rows * cols), 0.0f);
+    for (Index h = 0; h < heads; ++h) {
+      const float* head = tensor->data.data() + (batch * heads + h) * rows * cols;
+      for (Index i = 0; i < rows * cols; ++i) (*entry.values)[static_cast<size_t>(i)] += head[i];
+    }
+    for (float& v : *entry.values) v /= static_cast<float>(heads);
+  }
+  entry.used = true;
+  MatrixView view;
+  view.owner = entry.values;
+  view.data = entry.values->data();
+  view.rows = rows;
+  view.cols = cols;
+  view.row_stride = cols;
+  view.key = key;
+  return view;
+}
+
+ValueRange DerivedCache::symmetric_range(const TensorPtr& tensor, Index first, Index count,
+                                         const MatrixView* mask) {
+  const std::string key = pointer_key(tensor.get()) + "/sym" + std::to_string(first) + "+" +
+                          std::to_string(count) + (mask ? "/" + mask->key : "");
+  auto [it, inserted] = ranges_.try_emplace(key);
+  if (inserted) {
+    it->second.source = tensor;
+    float largest = 0.0f;
+    for (Index k = first; k < first + count; ++k) {
+      MatrixView m = matrix_of(tensor, k);
+      for (Index r = 0; r < m.rows; ++r)
+        for (Index c = 0; c < m.cols; ++c) {
+          if (mask && mask->valid() && mask->at(r, c) < 0.5f) continue;
+          const float v = m.at(r, c);
+          if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+        }
+    }
+    if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
+    it->second.range = ValueRange{-largest, largest};
+  }
+  it->second.used = true;
+  return it->second.range;
+}
+
+ValueRange DerivedCache::probability_range(const TensorPtr& tensor, Index first, Index count) {
+  const std::string key = pointer_key(tensor.get()) + "/prob" + std::to_string(first) + "+" +
+                          std::to_string(count);
+  auto [it, inserted] = ranges_.try_emplace(key);
+  if (inserted) {
+    it->second.source = tensor;
+    float largest = 1.0f;
+    for (Index k = first; k < first + count; ++k) {
+      MatrixView m = matrix_of(tensor, k);
+      for (Index r = 0; r < m.rows; ++r)
+        for (Index c = 0; c < m.cols; ++c)
+          if (std::isfinite(m.at(r, c))) largest = std::max(largest, m.at(r, c));
+    }
+    it->second.range = ValueRange{0.0f, largest};
+  }
+  it->second.used = true;
+  return it->second.range;
+}
+
+void DerivedCache::collect_unused() {
+  auto sweep = [](auto& entries) {
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (!it->second.used) {
+        it = entries.erase(it);
+      } else {
+        it->second.used = false;
+        ++it;
+      }
+    }
+  };
+  sweep(averages_);
+  sweep(ranges_);
+}
+
+}  // namespace al::gui

@@ -1,0 +1,63 @@
+#pragma once
+// A 2-D window onto data the app shows (a trace stage of one batch item and
+// head, a session input, a head slice of a weight matrix, an average over
+// heads), plus a cache for what the views derive from their data (averages,
+// colour ranges) so an idle redraw does not rescan n x n matrices.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/tensor.hpp"
+
+namespace al::gui {
+
+struct MatrixView {
+  std::shared_ptr<const void> owner;  // keeps `data` alive
+  const float* data = nullptr;
+  Index rows = 0, cols = 0, row_stride = 0;
+  std::string key;  // identifies the data: same key, same values
+
+  bool valid() const { return data != nullptr && rows > 0 && cols > 0; }
+  float at(Index r, Index c) const { return data[r * row_stride + c]; }
+};
+
+// The k-th trailing matrix of a tensor (a 1-D tensor is one row).
+MatrixView matrix_of(const TensorPtr& tensor, Index k = 0);
+// Columns [first, first + count) of a view (a head's slice of a weight matrix).
+MatrixView column_slice(const MatrixView& view, Index first, Index count);
+
+struct ValueRange {
+  float low = 0.0f, high = 1.0f;
+};
+
+// Values derived from views, kept while they are on screen.
+class DerivedCache {
+ public:
+  // Mean over the heads of batch item `batch` of a (B, h, R, C) tensor.
+  MatrixView head_average(const TensorPtr& tensor, Index batch, Index heads);
+  // Symmetric range [-m, m] of the finite values of `count` consecutive matrices
+  // starting at matrix `first`, skipping cells where `mask` (R x C, 0 = masked)
+  // is 0, so a fill of -1e9 does not wash out the colours.
+  ValueRange symmetric_range(const TensorPtr& tensor, Index first, Index count,
+                             const MatrixView* mask);
+  // [0, max(1, largest finite value)]: weights are probabilities, dropout scales them up.
+  ValueRange probability_range(const TensorPtr& tensor, Index first, Index count);
+  void collect_unused();
+
+ private:
+  struct Average {
+    TensorPtr source;
+    std::shared_ptr<std::vector<float>> values;
+    bool used = true;
+  };
+  struct Range {
+    TensorPtr source;
+    ValueRange range;
+    bool used = true;
+  };
+  std::map<std::string, Average> averages_;
+  std::map<std::string, Range> ranges_;
+};
+
+}  // namespace al::gui

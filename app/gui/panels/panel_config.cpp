@@ -1,0 +1,232 @@
+// The configuration of the computation: mode, self/cross, sizes, heads, bias,
+// scale, mask fill, dropout, token labels. Each control edits a copy of the
+// session and hands it to the model; an invalid value shows its error below it.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+#include "panels/panels.hpp"
+#include "widgets/heatmap_widget.hpp"
+
+namespace al::gui {
+
+namespace {
+
+// An integer field; returns true with the new value when the learner changed it.
+bool int_field(AppState& app, const char* label_key, const char* id, Index current, Index* out) {
+  int value = static_cast<int>(current);
+  const float width = 7.0f * ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(width);
+  const bool changed = ImGui::InputInt((std::string(app.tr(label_key)) + "###" + id).c_str(), &value);
+  app.widgets.add_last_item(std::string("config.") + id);
+  // The "+" button is the last square of the field (tests click it).
+  const ImVec2 min = ImGui::GetItemRectMin();
+  const float button = ImGui::GetFrameHeight();
+  app.widgets.add(std::string("config.") + id + ".plus", ImVec2(min.x + width - button, min.y),
+                  ImVec2(min.x + width, min.y + button));
+  *out = value;
+  return changed && value != current;
+}
+
+const double kInfinity = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+void draw_config_panel(AppState& app) {
+  // A copy: an edit below replaces the model's session while we still read this one.
+  const Session s = app.model.session();
+  const Config& c = s.config;
+  const float font = ImGui::GetFontSize();
+
+  // Mode and kind of attention.
+  ImGui::TextUnformatted(app.tr("config.mode"));
+  int mode = c.mode == InputMode::Direct ? 1 : 0;
+  bool mode_changed = ImGui::RadioButton((std::string(app.tr("config.mode.projection")) + "###mode_proj").c_str(), &mode, 0);
+  app.widgets.add_last_item("config.mode.projection");
+  ImGui::SameLine();
+  mode_changed |= ImGui::RadioButton((std::string(app.tr("config.mode.direct")) + "###mode_direct").c_str(), &mode, 1);
+  app.widgets.add_last_item("config.mode.direct");
+  if (mode_changed)
+    app.edit(with_mode(s, mode == 1 ? InputMode::Direct : InputMode::Projection), "edit.mode", "config.mode");
+  show_error_if_from(app, "config.mode");
+
+  int kind = c.attention == AttentionKind::Cross ? 1 : 0;
+  bool kind_changed = ImGui::RadioButton((std::string(app.tr("config.self")) + "###self").c_str(), &kind, 0);
+  app.widgets.add_last_item("config.self");
+  ImGui::SameLine();
+  kind_changed |= ImGui::RadioButton((std::string(app.tr("config.cross")) + "###cross").c_str(), &kind, 1);
+  app.widgets.add_last_item("config.cross");
+  if (kind_changed)
+    app.edit(with_attention(s, kind == 1 ? AttentionKind::Cross : AttentionKind::Self), "edit.attention",
+             "config.attention");
+  show_error_if_from(app, "config.attention");
+
+  ImGui::Separator();
+  // Sizes: one undo step per field while typing or clicking +/-.
+  Index value = 0;
+  if (int_field(app, "config.batch", "batch", s.batch(), &value) && value >= 1)
+    app.edit(with_sizes(s, value, s.len_q(), s.len_kv(), c.d_model), "edit.batch", "config.batch", "config.batch");
+  show_error_if_from(app, "config.batch");
+  if (int_field(app, "config.len_q", "len_q", s.len_q(), &value) && value >= 1) {
+    const Index len_kv = c.attention == AttentionKind::Self ? value : s.len_kv();
+    app.edit(with_sizes(s, s.batch(), value, len_kv, c.d_model), "edit.len_q", "config.len_q", "config.len_q");
+  }
+  show_error_if_from(app, "config.len_q");
+  if (c.attention == AttentionKind::Cross) {
+    if (int_field(app, "config.len_kv", "len_kv", s.len_kv(), &value) && value >= 1)
+      app.edit(with_sizes(s, s.batch(), s.len_q(), value, c.d_model), "edit.len_kv", "config.len_kv", "config.len_kv");
+    show_error_if_from(app, "config.len_kv");
+  }
+  if (int_field(app, "config.d_model", "d_model", c.d_model, &value) && value >= 1)
+    app.edit(with_sizes(s, s.batch(), s.len_q(), s.len_kv(), value), "edit.d_model", "config.d_model", "config.d_model");
+  show_error_if_from(app, "config.d_model");
+  if (int_field(app, "config.heads", "heads", c.num_heads, &value)) {
+    Session next = s;
+    next.config.num_heads = value;  // may not divide d_model: the model reports it, we show it here
+    app.edit(std::move(next), "edit.heads", "config.heads", "config.heads");
+  }
+  show_error_if_from(app, "config.heads");
+
+  ImGui::Separator();
+  if (c.mode == InputMode::Projection) {
+    bool bias = c.bias;
+    if (ImGui::Checkbox((std::string(app.tr("config.bias")) + "###bias").c_str(), &bias))
+      app.edit(with_bias(s, bias), "edit.bias", "config.bias");
+    app.widgets.add_last_item("config.bias");
+    ImGui::SameLine();
+    bool fused = s.weights.fused();
+    if (ImGui::Checkbox((std::string(app.tr("config.fused")) + "###fused").c_str(), &fused))
+      app.edit(with_fused(s, fused), "edit.fused", "config.fused");
+    app.widgets.add_last_item("config.fused");
+    show_error_if_from(app, "config.bias");
+    show_error_if_from(app, "config.fused");
+  }
+
+  // Scale: √d_k, none, or a custom factor.
+  const char* scale_names[] = {app.tr("config.scale.sqrt"), app.tr("config.scale.none"),
+                               app.tr("config.scale.custom")};
+  int scale_mode = static_cast<int>(c.scale.mode);
+  ImGui::SetNextItemWidth(10.0f * font);
+  if (ImGui::BeginCombo((std::string(app.tr("config.scale")) + "###scale").c_str(), scale_names[scale_mode])) {
+    for (int i = 0; i < 3; ++i) {
+      if (ImGui::Selectable(scale_names[i], i == scale_mode) && i != scale_mode) {
+        Session next = s;
+        next.config.scale.mode = static_cast<ScaleMode>(i);
+        app.edit(std::move(next), "edit.scale", "config.scale");
+      }
+      app.widgets.add_last_item("config.scale.option." + std::to_string(i));
+    }
+    ImGui::EndCombo();
+  }
+  app.widgets.add_last_item("config.scale");
+  if (c.scale.mode == ScaleMode::Custom) {
+    double factor = c.scale.factor;
+    ImGui::SetNextItemWidth(10.0f * font);
+    if (ImGui::InputDouble((std::string(app.tr("config.scale.factor")) + "###scale_factor").c_str(), &factor, 0.05, 0.5, "%.4g")) {
+      Session next = s;
+      next.config.scale.factor = factor;
+      app.edit(std::move(next), "edit.scale_factor", "config.scale", "config.scale_factor");
+    }
+    app.widgets.add_last_item("config.scale_factor");
+  }
+  show_error_if_from(app, "config.scale");
+
+  // Mask fill: the values the seeds use (and misuse), or any number.
+  struct FillChoice { const char* label; double value; };
+  const FillChoice fills[] = {{"−∞", -kInfinity}, {"−1e9", -1e9}, {"−1e20", -1e20}, {"−1e-20", -1e-20}, {"0", 0.0}};
+  std::string current_fill = "…";
+  for (const auto& f : fills)
+    if (f.value == c.mask_fill) current_fill = f.label;
+  ImGui::SetNextItemWidth(10.0f * font);
+  if (ImGui::BeginCombo((std::string(app.tr("config.mask_fill")) + "###mask_fill").c_str(), current_fill.c_str())) {
+    for (size_t i = 0; i < std::size(fills); ++i) {
+      if (ImGui::Selectable(fills[i].label, fills[i].value == c.mask_fill)) {
+        Session next = s;
+        next.config.mask_fill = fills[i].value;
+        app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
+      }
+      app.widgets.add_last_item("config.mask_fill.option." + std::to_string(i));
+    }
+    ImGui::EndCombo();
+  }
+  app.widgets.add_last_item("config.mask_fill");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("config.mask_fill.tip"));
+  double fill = c.mask_fill;
+  ImGui::SetNextItemWidth(10.0f * font);
+  if (ImGui::InputDouble((std::string(app.tr("config.mask_fill.value")) + "###mask_fill_value").c_str(), &fill, 0.0, 0.0, "%.6g",
+                         ImGuiInputTextFlags_EnterReturnsTrue)) {
+    Session next = s;
+    next.config.mask_fill = fill;
+    app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
+  }
+  app.widgets.add_last_item("config.mask_fill_value");
+  show_error_if_from(app, "config.mask_fill");
+
+  // Dropout.
+  ImGui::Separator();
+  float p = static_cast<float>(c.dropout.p);
+  ImGui::SetNextItemWidth(10.0f * font);
+  const bool p_changed = ImGui::SliderFloat((std::string(app.tr("config.dropout_p")) + "###dropout_p").c_str(), &p, 0.0f, 0.9f, "%.2f");
+  app.widgets.add_last_item("config.dropout_p");
+  if (ImGui::IsItemActivated()) ++app.view.drag_generation;  // one undo step per drag
+  if (p_changed) {
+    Session next = s;
+    next.config.dropout.p = p;
+    app.edit(std::move(next), "edit.dropout_p", "config.dropout",
+             "dropout_p/" + std::to_string(app.view.drag_generation));
+  }
+  bool training = c.dropout.training;
+  if (ImGui::Checkbox((std::string(app.tr("config.dropout_training")) + "###dropout_training").c_str(), &training)) {
+    Session next = s;
+    next.config.dropout.training = training;
+    app.edit(std::move(next), "edit.dropout_training", "config.dropout");
+  }
+  app.widgets.add_last_item("config.dropout_training");
+  int seed = static_cast<int>(c.dropout.seed);
+  ImGui::SetNextItemWidth(7.0f * font);
+  if (ImGui::InputInt((std::string(app.tr("config.dropout_seed")) + "###dropout_seed").c_str(), &seed) && seed >= 0) {
+    Session next = s;
+    next.config.dropout.seed = static_cast<std::uint64_t>(seed);
+    app.edit(std::move(next), "edit.dropout_seed", "config.dropout", "config.dropout_seed");
+  }
+  app.widgets.add_last_item("config.dropout_seed");
+  show_error_if_from(app, "config.dropout");
+
+  // Token labels: the names of the rows (queries) and of the keys.
+  ImGui::Separator();
+  // Beyond a few dozen tokens, labels are better edited in the session file.
+  constexpr Index kMaxTokenFields = 32;
+  auto token_fields = [&](const std::vector<std::string>& tokens, Index length, bool key_side) {
+    const Index count = std::min(length, kMaxTokenFields);
+    for (Index i = 0; i < count; ++i) {
+      std::string token = i < static_cast<Index>(tokens.size()) ? tokens[i] : "";
+      ImGui::PushID(static_cast<int>(i) + (key_side ? 100000 : 0));
+      ImGui::SetNextItemWidth(5.0f * font);
+      // An empty label shows what the heatmaps write instead: the index.
+      if (ImGui::InputTextWithHint("##token", axis_label(nullptr, i).c_str(), &token)) {
+        Session next = s;
+        auto& list = key_side ? next.tokens_kv : next.tokens;
+        if (static_cast<Index>(list.size()) < length) list.resize(static_cast<size_t>(length));
+        list[i] = token;
+        app.edit(std::move(next), "edit.token", "config.tokens",
+                 "token/" + std::to_string(key_side) + "/" + std::to_string(i));
+      }
+      app.widgets.add_last_item(std::string(key_side ? "config.token_kv." : "config.token.") + std::to_string(i));
+      ImGui::PopID();
+      if ((i + 1) % 4 != 0 && i + 1 < count) ImGui::SameLine();
+    }
+  };
+  ImGui::TextUnformatted(app.tr("config.tokens"));
+  token_fields(s.tokens, s.len_q(), false);
+  if (c.attention == AttentionKind::Cross) {
+    ImGui::TextUnformatted(app.tr("config.tokens_kv"));
+    token_fields(s.tokens_kv, s.len_kv(), true);
+  }
+  show_error_if_from(app, "config.tokens");
+}
+
+}  // namespace al::gui

@@ -1,0 +1,41 @@
+// The Examples menu, always in the menu bar: every built-in example with its
+// one-line description (a click opens it), then the recent files, so nothing
+// needs the command line.
+#include "panels/panels.hpp"
+#include "state/documents.hpp"
+#include "io/session_io.hpp"
+
+namespace al::gui {
+
+void draw_examples_menu(AppState& app) {
+  const bool open = ImGui::BeginMenu((std::string(app.tr("examples.menu")) + "###examples").c_str());
+  app.widgets.add_last_item("menu.examples");
+  if (!open) return;
+  static const std::vector<PresetInfo> presets = list_presets();  // compiled in: never changes
+  const float font = ImGui::GetFontSize();
+  for (const PresetInfo& preset : presets) {
+    ImGui::PushID(preset.name.c_str());
+    if (ImGui::MenuItem(preset.name.c_str(), nullptr, app.document == preset.name))
+      open_example(app, preset.name, app.i18n.format("examples.edit_label", {{"name", preset.name}}));
+    app.widgets.add_last_item("examples." + preset.name);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36.0f * font);
+    ImGui::Indent(1.0f * font);
+    ImGui::TextDisabled("%s", preset.description.c_str());
+    ImGui::Unindent(1.0f * font);
+    ImGui::PopTextWrapPos();
+    ImGui::PopID();
+  }
+  const std::vector<std::string> recent = app.files.settings.recent_files;  // copied: opening reorders it
+  if (app.files.user_files && !recent.empty()) {
+    ImGui::Separator();
+    ImGui::TextDisabled("%s", app.tr("examples.recent"));
+    for (size_t i = 0; i < recent.size(); ++i) {
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::MenuItem(recent[i].c_str())) request_open(app, recent[i]);
+      ImGui::PopID();
+    }
+  }
+  ImGui::EndMenu();
+}
+
+}  // namespace al::gui

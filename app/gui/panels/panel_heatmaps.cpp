@@ -1,0 +1,304 @@
+// The matrices of the current step: what goes in (for one head) and what comes
+// out (every head side by side, plus their average).
+#include <algorithm>
+
+#include "widgets/heatmap_widget.hpp"
+#include "panels/panels.hpp"
+
+namespace al::gui {
+
+namespace {
+
+struct StepViews {
+  const Trace& trace;
+  const Session& session;
+  Index batch;
+  Index heads;
+};
+
+const char* stage_symbol(Stage stage) {
+  switch (stage) {
+    case Stage::Q: return "Q";
+    case Stage::K: return "K";
+    case Stage::V: return "V";
+    case Stage::Scores: return "S = QKᵀ";
+    case Stage::Scaled: return "S′";  // + this session's scaling, scaled_scores_symbol()
+    case Stage::Masked: return "S″";  // + a translated "(masked)"
+    case Stage::Weights: return "α = softmax(S″)";
+    case Stage::Dropped: return "α′ = dropout(α)";
+    case Stage::Context: return "α′·V";
+    case Stage::Concat: return "Concat";
+    case Stage::Output: return "Output";
+  }
+  return "";
+}
+
+bool is_per_head(Stage stage) { return stage != Stage::Concat && stage != Stage::Output; }
+bool is_key_by_key(Stage stage) {
+  return stage == Stage::Scores || stage == Stage::Scaled || stage == Stage::Masked ||
+         stage == Stage::Weights || stage == Stage::Dropped;
+}
+
+// The ranges DerivedCache's symmetric_range / probability_range give, from the
+// per-matrix maxima the core computed with the trace (on the worker thread for
+// big sessions), so a new trace costs the UI thread no rescan of (n, n) stages.
+ValueRange symmetric_range_of(const StageSummary& summary, Index first, Index count) {
+  float largest = 0.0f;
+  for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_abs[static_cast<size_t>(k)]);
+  if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
+  return ValueRange{-largest, largest};
+}
+ValueRange probability_range_of(const StageSummary& summary, Index first, Index count) {
+  float largest = 1.0f;
+  for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_value[static_cast<size_t>(k)]);
+  return ValueRange{0.0f, largest};
+}
+
+class HeatmapBuilder {
+ public:
+  HeatmapBuilder(AppState& app, const Trace& trace)
+      : app_(app), trace_(trace), session_(app.model.session()) {
+    batch_ = std::clamp<Index>(app.view.batch, 0, std::max<Index>(trace.dims.batch - 1, 0));
+    heads_ = trace.dims.heads;
+    const bool cross = session_.config.attention == AttentionKind::Cross;
+    query_tokens_ = &session_.tokens;
+    key_tokens_ = cross ? &session_.tokens_kv : &session_.tokens;
+    if (trace.mask) mask_ = matrix_of(trace.mask, batch_);
+  }
+
+  Index heads() const { return heads_; }
+
+  // One head of a trace stage (head -1: the average over heads).
+  HeatmapSpec stage(Stage stage, Index head) {
+    HeatmapSpec spec;
+    const TensorPtr& tensor = trace_.stage_ptr(stage);
+    const StageSummary* summary = trace_.summary(stage);  // null: derive here (and cache)
+    std::string suffix;
+    if (!is_per_head(stage)) {
+      spec.values = matrix_of(tensor, batch_);
+    } else if (head < 0) {
+      spec.values = summary ? matrix_of(summary->head_mean, batch_) : app_.derived.head_average(tensor, batch_, heads_);
+      suffix = app_.tr("heatmap.average");
+    } else {
+      spec.values = matrix_of(tensor, batch_ * heads_ + head);
+      suffix = app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
+    }
+    spec.name = std::string(stage_name(stage));
+    if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
+    spec.title = stage == Stage::Masked   ? std::string("S″ = S′ ") + app_.tr("heatmap.masked_suffix")
+                 : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
+                                          : std::string(stage_symbol(stage));
+    if (!suffix.empty()) spec.title += "  " + suffix;
+    spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
+    if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
+    const Index first = is_per_head(stage) ? batch_ * heads_ : batch_;
+    const Index count = is_per_head(stage) ? heads_ : 1;
+    if (stage == Stage::Weights || stage == Stage::Dropped) {
+      ValueRange range = summary ? probability_range_of(*summary, first, count)
+                                 : app_.derived.probability_range(tensor, first, count);
+      spec.style = {Colormap::Sequential, range.low, range.high};
+    } else {
+      const bool masked_cells = stage == Stage::Masked;
+      // The core's Masked summary leaves masked cells out too.
+      ValueRange range = summary ? symmetric_range_of(*summary, first, count)
+                                 : app_.derived.symmetric_range(tensor, first, count,
+                                                                masked_cells && mask_.valid() ? &mask_ : nullptr);
+      spec.style = {Colormap::Diverging, range.low, range.high};
+    }
+    if (is_key_by_key(stage) && stage != Stage::Scores && stage != Stage::Scaled) spec.mask = mask_;
+    if (stage == Stage::Dropped && head >= 0 && tensor != trace_.stage_ptr(Stage::Weights))
+      spec.before_dropout = matrix_of(trace_.stage_ptr(Stage::Weights), batch_ * heads_ + head);
+    return spec;
+  }
+
+  // A session input (the k-th trailing matrix), optionally a column slice.
+  HeatmapSpec input(InputId id, const std::string& title, Index k, Index first_col = -1,
+                    Index col_count = 0) {
+    HeatmapSpec spec;
+    TensorPtr tensor = al::input(session_, id);
+    spec.values = matrix_of(tensor, k);
+    if (first_col >= 0) spec.values = column_slice(spec.values, first_col, col_count);
+    spec.name = std::string("input.") + input_name(id);
+    spec.title = title;
+    if (id == InputId::X || id == InputId::Q) spec.row_labels = query_tokens_;
+    if (id == InputId::XKv || id == InputId::K || id == InputId::V) spec.row_labels = key_tokens_;
+    if (tensor) {
+      ValueRange range = app_.derived.symmetric_range(tensor, k, 1, nullptr);
+      spec.style = {Colormap::Diverging, range.low, range.high};
+    }
+    return spec;
+  }
+
+  HeatmapSpec mask() {
+    HeatmapSpec spec;
+    spec.values = mask_;
+    spec.name = "mask";
+    spec.title = app_.tr("heatmap.mask");
+    spec.row_labels = query_tokens_;
+    spec.col_labels = key_tokens_;
+    spec.style = {Colormap::Mask, 0.0f, 1.0f};
+    return spec;
+  }
+
+  // Head `head`'s columns of a (d_model, d_model) weight, or of the fused
+  // (d_model, 3 d_model) one at block `block` (0 = Q, 1 = K, 2 = V).
+  HeatmapSpec weight_slice(InputId separate, int block, const char* name, Index head) {
+    const Index d_k = trace_.dims.d_k;
+    const std::string title = std::string(name) + "[:, " + app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}}) + "]";
+    if (session_.weights.fused())
+      return input(InputId::WQkv, title, 0, block * trace_.dims.d_model + head * d_k, d_k);
+    return input(separate, title, 0, head * d_k, d_k);
+  }
+
+  Index batch() const { return batch_; }
+
+ private:
+  AppState& app_;
+  const Trace& trace_;
+  const Session& session_;
+  Index batch_ = 0, heads_ = 1;
+  const std::vector<std::string>* query_tokens_;
+  const std::vector<std::string>* key_tokens_;
+  MatrixView mask_;
+};
+
+// Lays `specs` out side by side in the available width.
+void heatmap_row(AppState& app, const char* label, std::vector<HeatmapSpec> specs,
+                 float max_height, bool select_head_on_click) {
+  specs.erase(std::remove_if(specs.begin(), specs.end(),
+                             [](const HeatmapSpec& s) { return !s.values.valid(); }),
+              specs.end());
+  if (specs.empty()) return;
+  const float font = ImGui::GetFontSize();
+  ImGui::TextDisabled("%s", label);
+  const float spacing = 1.2f * font;
+  const float available = ImGui::GetContentRegionAvail().x;
+  const float width = (available - spacing * static_cast<float>(specs.size() - 1)) /
+                      static_cast<float>(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (i > 0) ImGui::SameLine(0.0f, spacing);
+    specs[i].width = width;
+    specs[i].max_height = max_height;
+    if (heatmap_widget(app, specs[i]).clicked && select_head_on_click) {
+      // Clicking a head shows that head's inputs.
+      const auto& name = specs[i].name;
+      auto pos = name.rfind(".h");
+      if (pos != std::string::npos) app.view.input_head = std::stoll(name.substr(pos + 2));
+    }
+  }
+  ImGui::Spacing();
+}
+
+}  // namespace
+
+void draw_heatmaps(AppState& app) {
+  auto trace_ptr = app.model.trace();
+  if (!trace_ptr) {
+    ImGui::TextWrapped("%s", app.tr("heatmap.no_trace"));
+    return;
+  }
+  const Trace& trace = *trace_ptr;
+  HeatmapBuilder build(app, trace);
+  const Session& session = app.model.session();
+  const float font = ImGui::GetFontSize();
+  const Index heads = build.heads();
+  app.view.input_head = std::clamp<Index>(app.view.input_head, 0, std::max<Index>(heads - 1, 0));
+  const Index hd = app.view.input_head;
+  const bool direct = session.config.mode == InputMode::Direct;
+  // Cross attention's query-side input is X_q, as the step formulas write it.
+  const char* x_name = session.config.attention == AttentionKind::Cross ? "X_q" : "X";
+  const float region = ImGui::GetContentRegionAvail().y;
+  const float tall = std::max(8.0f * font, 0.42f * region);
+  const float short_height = std::max(6.0f * font, 0.28f * region);
+
+  // Every head of a per-head stage, plus the average; or the one asked for.
+  auto all_heads = [&](Stage stage) {
+    std::vector<HeatmapSpec> specs;
+    if (app.view.only_head >= 0 && app.view.only_head < heads) {
+      specs.push_back(build.stage(stage, app.view.only_head));
+      return specs;
+    }
+    for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(stage, h));
+    if (heads > 1) specs.push_back(build.stage(stage, -1));
+    return specs;
+  };
+  const std::string inputs_label = app.i18n.format("heatmap.inputs_of_head", {{"n", std::to_string(hd)}});
+  const char* outputs_label = app.tr("heatmap.outputs");
+
+  switch (app.view.step) {
+    case Step::X:
+      if (direct) {
+        heatmap_row(app, app.tr("heatmap.inputs"),
+                    {build.input(InputId::Q, "Q", build.batch()), build.input(InputId::K, "K", build.batch()),
+                     build.input(InputId::V, "V", build.batch())}, tall, false);
+      } else {
+        std::vector<HeatmapSpec> specs = {build.input(InputId::X, x_name, build.batch())};
+        if (session.config.attention == AttentionKind::Cross)
+          specs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
+        heatmap_row(app, app.tr("heatmap.inputs"), specs, tall, false);
+      }
+      break;
+    case Step::Qkv:
+      if (!direct) {
+        std::vector<HeatmapSpec> specs = {build.input(InputId::X, x_name, build.batch())};
+        if (session.config.attention == AttentionKind::Cross)  // K and V are projected from X_kv
+          specs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
+        specs.push_back(build.weight_slice(InputId::WQ, 0, "W_Q", hd));
+        specs.push_back(build.weight_slice(InputId::WK, 1, "W_K", hd));
+        specs.push_back(build.weight_slice(InputId::WV, 2, "W_V", hd));
+        heatmap_row(app, inputs_label.c_str(), specs, short_height, false);
+      }
+      heatmap_row(app, outputs_label, all_heads(Stage::Q), short_height, true);
+      heatmap_row(app, "", all_heads(Stage::K), short_height, true);
+      heatmap_row(app, "", all_heads(Stage::V), short_height, true);
+      break;
+    case Step::Scores:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, hd)},
+                  short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Scores), tall, true);
+      break;
+    case Step::Scaled:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Scores, hd)}, short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Scaled), tall, true);
+      break;
+    case Step::Masked:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Scaled, hd), build.mask()},
+                  short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Masked), tall, true);
+      break;
+    case Step::Weights:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Masked, hd)}, short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Weights), tall, true);
+      break;
+    case Step::Dropped:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Weights, hd)}, short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Dropped), tall, true);
+      break;
+    case Step::Context:
+      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, hd)},
+                  short_height, false);
+      heatmap_row(app, outputs_label, all_heads(Stage::Context), tall, true);
+      break;
+    case Step::Concat: {
+      std::vector<HeatmapSpec> specs;
+      for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(Stage::Context, h));
+      heatmap_row(app, app.tr("heatmap.inputs"), specs, short_height, true);
+      heatmap_row(app, outputs_label, {build.stage(Stage::Concat, 0)}, tall, false);
+      break;
+    }
+    case Step::WO:
+      heatmap_row(app, app.tr("heatmap.inputs"),
+                  {build.stage(Stage::Concat, 0), build.input(InputId::WO, "W_O", 0)}, short_height, false);
+      heatmap_row(app, outputs_label, {build.stage(Stage::Output, 0)}, tall, false);
+      break;
+    case Step::Output:
+      heatmap_row(app, app.tr("heatmap.inputs"),
+                  {direct ? build.input(InputId::Q, "Q", build.batch())
+                          : build.input(InputId::X, x_name, build.batch()),
+                   build.stage(Stage::Weights, -1)}, short_height, false);
+      heatmap_row(app, outputs_label, {build.stage(Stage::Output, 0)}, tall, false);
+      break;
+  }
+}
+
+}  // namespace al::gui

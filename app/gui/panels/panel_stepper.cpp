@@ -1,0 +1,81 @@
+// The stage stepper: previous / play / next buttons and a clickable timeline of
+// every step of the pipeline.
+#include "panels/panels.hpp"  // first: it brings in epoxy, which must precede any GL header
+
+#include <GLFW/glfw3.h>
+
+
+namespace al::gui {
+
+namespace {
+constexpr double kPlaySecondsPerStep = 1.6;
+
+void go_to(AppState& app, int index) {
+  const int clamped = std::max(0, std::min(kStepCount - 1, index));
+  app.view.step = static_cast<Step>(clamped);
+}
+}  // namespace
+
+void step_by(AppState& app, int delta) { go_to(app, static_cast<int>(app.view.step) + delta); }
+
+void advance_play(AppState& app) {
+  if (!app.view.playing) return;
+  const double now = glfwGetTime();
+  if (now < app.view.next_play_time) return;
+  if (static_cast<int>(app.view.step) + 1 >= kStepCount) {
+    app.view.playing = false;  // stop at the end instead of looping: the learner reads the output
+    return;
+  }
+  step_by(app, 1);
+  app.view.next_play_time = now + kPlaySecondsPerStep;
+}
+
+void draw_stepper(AppState& app) {
+  const int current = static_cast<int>(app.view.step);
+  ImGui::BeginDisabled(current == 0);
+  if (ImGui::Button((std::string("◀ ") + app.tr("stepper.previous") + "###prev").c_str()))
+    step_by(app, -1);
+  ImGui::EndDisabled();
+  app.widgets.add_last_item("stepper.previous");
+  ImGui::SameLine();
+  const std::string play = app.view.playing ? std::string("■ ") + app.tr("stepper.pause")
+                                            : std::string("▶ ") + app.tr("stepper.play");
+  if (ImGui::Button((play + "###play").c_str())) {
+    app.view.playing = !app.view.playing;
+    if (app.view.playing && current + 1 >= kStepCount) go_to(app, 0);  // replay from the start
+    app.view.next_play_time = glfwGetTime() + kPlaySecondsPerStep;
+  }
+  app.widgets.add_last_item("stepper.play");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(current + 1 >= kStepCount);
+  if (ImGui::Button((std::string(app.tr("stepper.next")) + " ▶###next").c_str())) step_by(app, 1);
+  ImGui::EndDisabled();
+  app.widgets.add_last_item("stepper.next");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", app.tr("stepper.keys_hint"));
+
+  // The timeline strip: every step, the current one highlighted.
+  for (int i = 0; i < kStepCount; ++i) {
+    const Step step = static_cast<Step>(i);
+    const std::string timeline = step_timeline(step, app.model.session()) + "###timeline";
+    if (i > 0) {
+      ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
+      ImGui::TextDisabled("→");
+      ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
+    }
+    ImGui::PushID(i);
+    const bool selected = i == current;
+    if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    if (ImGui::Button(timeline.c_str())) {
+      go_to(app, i);
+      app.view.playing = false;
+    }
+    if (selected) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s", step_title(step, app.model.session(), app.i18n.lookup()).c_str());
+    app.widgets.add_last_item(std::string("timeline.") + step_id(step));
+    ImGui::PopID();
+  }
+}
+
+}  // namespace al::gui

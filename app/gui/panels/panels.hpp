@@ -1,0 +1,31 @@
+#pragma once
+// The panels of the main window, one file each (panel_<name>.cpp). Each reads
+// AppState and sends edits through AppState::edit().
+#include "state/app_state.hpp"
+
+namespace al::gui {
+
+void draw_menu_bar(AppState& app);        // panel_menu.cpp: file, edit (undo/redo), language
+void draw_stepper(AppState& app);         // panel_stepper.cpp: buttons, timeline, play
+void draw_explanation(AppState& app);     // panel_explanation.cpp: formula + why
+void draw_heatmaps(AppState& app);        // panel_heatmaps.cpp: inputs and every head
+void draw_config_panel(AppState& app);    // panel_config.cpp: sizes, heads, scale, mask fill, dropout
+void draw_matrix_editor(AppState& app);   // panel_matrix_editor.cpp: cell editing
+void draw_mask_painter(AppState& app);    // panel_mask.cpp: Lq x Lk grid, causal, padding
+void draw_status_bar(AppState& app);      // panel_status.cpp: error, timings, notices
+void draw_examples_menu(AppState& app);   // panel_examples.cpp: built-in examples, recent files
+void draw_trace_checks(AppState& app);    // panel_checks.cpp: warns of weight on masked keys
+
+// Stepper actions shared with the keyboard shortcuts and play mode.
+void step_by(AppState& app, int delta);
+void advance_play(AppState& app);  // moves on when the play timer is due
+
+// Keyboard shortcuts that work everywhere (undo/redo, stepping, quit).
+void handle_shortcuts(AppState& app);
+// The error of the latest edit, in red, if it was made by `control`.
+void show_error_if_from(AppState& app, const std::string& control);
+
+// The main window: lays the panels out; called once per frame.
+void draw_main_window(AppState& app);
+
+}  // namespace al::gui

@@ -1,0 +1,215 @@
+#include "shell/frame_stats.hpp"
+
+#include <epoxy/gl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "editing/edits.hpp"
+
+namespace al::gui {
+
+namespace {
+
+constexpr int kWarmupFrames = 5;  // fonts, textures and ImGui's window sizes settle first
+constexpr int kMinEdits = 10;     // the recompute phase shows at least this many edits...
+constexpr double kMaxRecomputeSeconds = 60.0;  // ...unless that takes longer than this
+
+double seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Seconds since this process was created (fork): /proc/self/stat's start time
+// survives exec, so main()'s OpenMP re-exec and the dynamic loading count.
+// Its unit is a clock tick (10 ms with USER_HZ = 100).
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  // Field 22 (starttime); fields 3.. follow the name.
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  const double start = std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return seconds(CLOCK_BOOTTIME) - start;
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto at = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(at, values.size() - 1)];
+}
+
+std::string first_line_of(const char* path, const std::string& prefix) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "";
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+}  // namespace
+
+FrameStats::FrameStats(std::string out_path, int frames) : out_path_(std::move(out_path)), frames_(frames) {}
+
+double FrameStats::now() const { return seconds(CLOCK_MONOTONIC); }
+
+void FrameStats::before_frame(AppState& app) {
+  frame_start_ = now();
+  frame_cpu_start_ = seconds(CLOCK_THREAD_CPUTIME_ID);
+  uploads_before_ = app.textures.upload_seconds();
+  if (phase_ != Phase::Recompute) return;
+  if (!edit_pending_) {
+    // One X cell changes: everything downstream of X (every stage) is recomputed.
+    // One merge key: the edits make a single undo step, not a copy of X each.
+    const float value = 0.5f + 0.001f * static_cast<float>(edits_made_ % 100);
+    edit_time_ = now();
+    app.edit(with_cell(app.model.session(), InputId::X, 0, value), "frame stats", "frame_stats", "frame_stats");
+    edit_pending_ = true;
+    ++edits_made_;
+  }
+}
+
+void FrameStats::after_swap(AppState& app) {
+  glFinish();  // the swap is queued; the frame is on screen when the GL is done
+  const double t = now();
+  switch (phase_) {
+    case Phase::Startup:
+      startup_s_ = seconds_since_process_start();
+      phase_ = Phase::Warmup;
+      break;
+    case Phase::Warmup:
+      if (++phase_frames_ >= kWarmupFrames) {
+        phase_ = Phase::Idle;
+        phase_frames_ = 0;
+      }
+      break;
+    case Phase::Idle:
+      idle_frame_ms_.push_back(1e3 * (t - last_swap_));
+      idle_ui_cpu_ms_.push_back(1e3 * (seconds(CLOCK_THREAD_CPUTIME_ID) - frame_cpu_start_));
+      if (++phase_frames_ >= frames_) {
+        phase_ = Phase::Recompute;
+        phase_frames_ = 0;
+        phase_start_ = t;
+      }
+      break;
+    case Phase::Recompute:
+      ++recompute_frames_;
+      if (const auto trace = app.model.trace(); trace && trace.get() != last_drawn_trace_) {
+        new_trace_frame_ms_.push_back(1e3 * (t - frame_start_));
+        new_trace_upload_ms_.push_back(1e3 * (app.textures.upload_seconds() - uploads_before_));
+        // Computed inside this frame's edit (below SessionModel's threshold), not on the worker.
+        if (!computes_in_background(app.model.session())) compute_in_frame_ms_.push_back(trace->compute_ms);
+      }
+      // The model picks a finished computation up before the frame is built, so
+      // a frame built while nothing was computing showed the latest edit.
+      if (edit_pending_ && !app.model.computing()) {
+        latency_ms_.push_back(1e3 * (t - edit_time_));
+        edit_pending_ = false;
+      }
+      recompute_s_ = t - phase_start_;
+      if ((recompute_frames_ >= frames_ && static_cast<int>(latency_ms_.size()) >= kMinEdits) ||
+          recompute_s_ > kMaxRecomputeSeconds) {
+        app.model.wait_idle();
+        phase_ = Phase::Done;
+      }
+      break;
+    case Phase::Done: break;
+  }
+  last_swap_ = t;
+  last_drawn_trace_ = app.model.trace().get();
+}
+
+int FrameStats::finish(const AppState& app, int width, int height) const {
+  using nlohmann::json;
+  const auto trace = app.model.trace();
+  const double idle_s = [&] {
+    double sum = 0;
+    for (double ms : idle_frame_ms_) sum += ms;
+    return sum / 1e3;
+  }();
+  json j;
+  j["session"] = app.document;
+  j["window"] = std::to_string(width) + "x" + std::to_string(height);
+  if (trace) {
+    j["batch"] = trace->dims.batch;
+    j["n"] = trace->dims.len_q;
+    j["d_model"] = trace->dims.d_model;
+    j["heads"] = trace->dims.heads;
+    j["trace_bytes"] = trace->memory_bytes;
+    j["last_compute_ms"] = trace->compute_ms;
+  }
+  j["computes_in_background"] = computes_in_background(app.model.session());
+  j["startup_s"] = startup_s_;
+  j["startup_resolution_s"] = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  j["idle"] = {{"frames", idle_frame_ms_.size()},
+               {"fps", idle_s > 0 ? static_cast<double>(idle_frame_ms_.size()) / idle_s : 0.0},
+               {"frame_ms_median", percentile(idle_frame_ms_, 0.5)},
+               {"frame_ms_p90", percentile(idle_frame_ms_, 0.9)},
+               {"ui_thread_cpu_ms_median", percentile(idle_ui_cpu_ms_, 0.5)}};
+  j["recompute"] = {
+      {"frames", recompute_frames_},
+      {"seconds", recompute_s_},
+      {"fps", recompute_s_ > 0 ? recompute_frames_ / recompute_s_ : 0.0},
+      {"edits_shown", latency_ms_.size()},
+      {"edits_shown_per_s", recompute_s_ > 0 ? static_cast<double>(latency_ms_.size()) / recompute_s_ : 0.0}};
+  j["edit_to_visible_ms"] = {{"samples", latency_ms_.size()},
+                             {"median", percentile(latency_ms_, 0.5)},
+                             {"p90", percentile(latency_ms_, 0.9)},
+                             {"max", percentile(latency_ms_, 1.0)}};
+  j["new_trace_frame"] = {{"samples", new_trace_frame_ms_.size()},
+                          {"frame_ms_median", percentile(new_trace_frame_ms_, 0.5)},
+                          {"upload_ms_median", percentile(new_trace_upload_ms_, 0.5)},
+                          {"compute_in_frame_ms_median", percentile(compute_in_frame_ms_, 0.5)}};
+  j["machine"] = {{"nproc", std::thread::hardware_concurrency()},
+                  {"cpu", first_line_of("/proc/cpuinfo", "model name")},
+                  {"load", load_average()},
+                  {"renderer", reinterpret_cast<const char*>(glGetString(GL_RENDERER))}};
+
+  std::printf(
+      "frame stats: %s, %s window\n"
+      "  start-up          %.3f s (process start -> first frame swapped, +-%.2f s)\n"
+      "  idle redraw       %.1f fps (frame %.1f ms median, %.1f ms p90, %zu frames; UI thread CPU %.1f ms)\n"
+      "  recompute         %.1f fps, %.1f edits shown/s (%d frames, %zu edits in %.1f s)\n"
+      "  edit -> visible   %.1f ms median, %.1f ms p90, %.1f ms max\n"
+      "  new-trace frame   %.1f ms median (texture uploads %.1f ms, computed in the frame %.1f ms)\n",
+      app.document.c_str(), j["window"].get<std::string>().c_str(), startup_s_,
+      j["startup_resolution_s"].get<double>(), j["idle"]["fps"].get<double>(), percentile(idle_frame_ms_, 0.5),
+      percentile(idle_frame_ms_, 0.9), idle_frame_ms_.size(), percentile(idle_ui_cpu_ms_, 0.5), j["recompute"]["fps"].get<double>(),
+      j["recompute"]["edits_shown_per_s"].get<double>(), recompute_frames_, latency_ms_.size(), recompute_s_,
+      percentile(latency_ms_, 0.5), percentile(latency_ms_, 0.9), percentile(latency_ms_, 1.0),
+      percentile(new_trace_frame_ms_, 0.5), percentile(new_trace_upload_ms_, 0.5),
+      percentile(compute_in_frame_ms_, 0.5));
+  std::fflush(stdout);
+  if (!out_path_.empty()) {
+    std::ofstream out(out_path_);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "attention-lab: cannot write the frame stats to %s\n", out_path_.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace al::gui

@@ -1,0 +1,59 @@
+#pragma once
+// --frame-stats: the window measures itself (issue 6). Phases, each in the real
+// frame loop with a redraw forced every frame:
+//   idle       nothing changes: how fast the window redraws (8 heads visible)
+//   recompute  an edit of one X cell whenever the previous one is on screen, so
+//              every stage is recomputed again and again: frames/s, edits shown/s,
+//              and each edit's latency (the edit call -> the swap of the first
+//              frame showing it)
+// plus start-up: process start (fork, so the OpenMP re-exec counts) -> first swap,
+// and what a frame that shows a new trace costs on the UI thread beside an idle
+// one (texture uploads, a computation made inside the frame, the rest).
+#include <string>
+#include <vector>
+
+#include "state/app_state.hpp"
+
+namespace al::gui {
+
+class FrameStats {
+ public:
+  // frames: how many frames the idle and recompute phases draw each.
+  FrameStats(std::string out_path, int frames);
+
+  // Before a frame is built: may make this frame's edit.
+  void before_frame(AppState& app);
+  // After the frame was swapped (waits for the GL to finish, so the time is real).
+  void after_swap(AppState& app);
+  bool done() const { return phase_ == Phase::Done; }
+  // Prints the summary, writes the JSON; returns a process exit code.
+  int finish(const AppState& app, int width, int height) const;
+
+ private:
+  enum class Phase { Startup, Warmup, Idle, Recompute, Done };
+  double now() const;
+
+  std::string out_path_;
+  int frames_ = 120;
+  Phase phase_ = Phase::Startup;
+  int phase_frames_ = 0;
+  double phase_start_ = 0, last_swap_ = 0;
+  double startup_s_ = -1;
+
+  std::vector<double> idle_frame_ms_;
+  std::vector<double> idle_ui_cpu_ms_;  // CPU time of the UI thread itself (not llvmpipe's threads)
+  double frame_cpu_start_ = 0;
+  int recompute_frames_ = 0;
+  double recompute_s_ = 0;
+  int edits_made_ = 0;
+  bool edit_pending_ = false;  // made, not yet on screen
+  double edit_time_ = 0;
+  std::vector<double> latency_ms_;
+
+  // Frames of the recompute phase that drew a trace the previous frame did not.
+  double frame_start_ = 0, uploads_before_ = 0;
+  const void* last_drawn_trace_ = nullptr;
+  std::vector<double> new_trace_frame_ms_, new_trace_upload_ms_, compute_in_frame_ms_;
+};
+
+}  // namespace al::gui

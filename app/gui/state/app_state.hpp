@@ -1,0 +1,132 @@
+#pragma once
+// The one state object of the desktop app (no globals): the session model,
+// what the learner is looking at, the GL resources and the test hooks.
+// Panels (panel_*.cpp) read it and send edits through AppState::edit().
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "state/document_state.hpp"
+#include "editing/edits.hpp"
+#include "state/flash_linear_lessons.hpp"
+#include "platform/fonts.hpp"
+#include "gl/gl_heatmap.hpp"
+#include "platform/i18n.hpp"
+#include "state/labs_state.hpp"
+#include "gl/matrix_view.hpp"
+#include "editing/session_model.hpp"
+#include "state/stages.hpp"
+#include "state/teaching_views.hpp"
+#include "platform/widget_registry.hpp"
+
+namespace al::gui {
+
+// Parsed command line (see options.cpp for the syntax).
+struct Options {
+  std::string source;            // preset name or session path; empty: the default preset
+  bool screenshot = false;       // render, write `out`, exit
+  std::string out;               // PNG path of the screenshot
+  std::string stage;             // initial step (step id or trace stage name)
+  int width = 0, height = 0;     // window size; 0: from the monitor
+  std::optional<Language> language;
+  int head = -1;                 // show only this head (-1: every head + the average)
+  std::string widgets_out;       // JSON of widget rectangles, rewritten when it changes
+  std::string save_on_exit;      // session JSON written when the app closes
+  int frames = 0;                // quit after this many frames (0: run until closed)
+  bool frame_stats = false;      // --frame-stats [out.json]: measure frame rate and latency, then quit
+  std::string frame_stats_out;
+  std::string tab;               // editor tab open at start: config, matrices or mask
+  std::vector<std::string> open_windows;  // --open: floating windows open at start (flash, linear, lessons, ...)
+  int lesson = -1;               // --lesson N: the guided tour open at step N (0-based)
+  std::string pin;               // --pin stage:batch:head:row:col, the cell pinned at start
+  std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
+  std::string export_heatmap;    // --export-heatmap NAME: save that heatmap (widget name) as PNG ...
+  std::string heatmap_out;       // ... to --heatmap-out FILE.png when it is drawn
+  bool quiz_hide_cell = false;   // --quiz-hide cell: the quiz covers one cell instead of the stage
+};
+
+// A cell of a heatmap on screen: which heatmap (its widget name) and where.
+struct CellRef {
+  std::string heatmap;
+  Index row = 0, col = 0;
+  bool operator==(const CellRef& o) const {
+    return heatmap == o.heatmap && row == o.row && col == o.col;
+  }
+};
+
+struct ViewState {
+  Step step = Step::X;
+  Index batch = 0;           // batch item shown in every view
+  int only_head = -1;        // -1: all heads side by side + average; else that head alone
+  Index input_head = 0;      // head whose inputs are shown beside the outputs
+  std::optional<CellRef> pinned;
+  std::optional<CellRef> hovered;
+
+  bool playing = false;      // the stepper advances on its own
+  double next_play_time = 0; // glfwGetTime() of the next automatic step
+
+  // An editor tab to bring to the front on the next frame (config, matrices, mask), e.g. by a lesson.
+  std::string select_tab;
+
+  // The control that made the latest edit: the error of that edit shows next to it.
+  std::string error_control;
+
+  // Matrix editor
+  InputId editor_input = InputId::X;
+  Index editor_batch = 0;
+  int editor_head = -1;      // -1: the whole weight matrix; else that head's columns
+  int editor_first_col = 0;  // first column of the window shown on wide matrices
+  // Typing into a cell: the cell being typed into, its text, and what was wrong
+  // with the latest text that was not a number (shown until the next edit).
+  unsigned int typing_cell = 0;
+  std::string typed_text;
+  std::string typing_message;
+  int random_seed = 1;
+  int drag_generation = 0;   // a new drag gets a new merge key (one undo step per drag)
+
+  // Mask painter: one stroke (press, drag, release) sets cells to one value.
+  Index mask_batch = 0;
+  bool mask_stroke_active = false;
+  bool mask_stroke_value = false;
+  int mask_stroke_id = 0;
+  std::string mask_blocked;  // "causal" / "padding": the last click hit a cell that layer hides
+};
+
+struct AppState {
+  explicit AppState(Session initial) : model(std::move(initial)) {}
+
+  Options options;
+  std::string document;      // what was opened, for the title
+  DocumentState files;       // its file, dialogs, recovery, settings (documents.hpp)
+  SessionModel model;
+  ViewState view;
+  I18n i18n;
+
+  Fonts fonts;
+  FontReport font_report;
+  std::vector<std::string> notices;  // start-up problems shown in the status bar
+
+  HeatmapRenderer heatmaps;
+  TextureCache textures;
+  DerivedCache derived;
+  WidgetRegistry widgets;
+
+  TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
+  LabsState labs;            // why √d_k, mask fill, softmax stability, fused QKV, quiz (labs_state.hpp)
+
+  FlashLabState flash_lab;
+  LinearLabState linear_lab;
+  LessonState lessons;
+  bool keep_drawing = false;  // set during a frame by an animating window: draw the next frame too
+
+  bool quit = false;
+  long frame = 0;
+
+  const char* tr(const std::string& key) const { return i18n.tr(key); }
+  // Hands an edited session to the model; `control` names the widget, so the
+  // error of an invalid edit is shown beside it.
+  void edit(Session next, const std::string& label, const std::string& control,
+            std::string merge_key = {});
+};
+
+}  // namespace al::gui

@@ -1,0 +1,253 @@
+#include "widgets/heatmap_widget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "teaching/lab_numbers.hpp"
+#include "widgets/heatmap_png.hpp"
+
+namespace al::gui {
+
+namespace {
+
+std::string format_value(float v, bool compact) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
+  char buffer[32];
+  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
+    std::snprintf(buffer, sizeof buffer, "%.3g", v);
+  else
+    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", v);
+  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
+  std::string text = buffer;
+  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+// Where on the colormap a value falls, to pick a readable text colour.
+bool dark_background(const HeatmapStyle& style, float v) {
+  if (!std::isfinite(v) || style.colormap == Colormap::Mask) return false;
+  const float t = style.high > style.low ? (v - style.low) / (style.high - style.low) : 0.5f;
+  if (style.colormap == Colormap::Sequential) return t < 0.6f;
+  return std::fabs(t - 0.5f) > 0.32f;
+}
+
+void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) {
+  ImDrawList* draw_list = ImGui::GetWindowDrawList();
+  const float font = ImGui::GetFontSize();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  if (spec.style.colormap == Colormap::Mask) return;
+  constexpr int kSteps = 64;
+  auto ramp = std::make_shared<std::vector<float>>(kSteps);
+  for (int i = 0; i < kSteps; ++i)
+    (*ramp)[i] = spec.style.low + (spec.style.high - spec.style.low) * i / (kSteps - 1);
+  MatrixView bar;
+  bar.owner = ramp;
+  bar.data = ramp->data();
+  bar.rows = 1;
+  bar.cols = kSteps;
+  bar.row_stride = kSteps;
+  char key[96];
+  std::snprintf(key, sizeof key, "bar/%d/%.9g/%.9g", static_cast<int>(spec.style.colormap),
+                spec.style.low, spec.style.high);
+  bar.key = key;
+  const ImVec2 bar_max(at.x + width, at.y + 0.5f * font);
+  app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, kSteps, spec.style);
+  const std::string low = format_value(spec.style.low, true);
+  const std::string high = format_value(spec.style.high, true);
+  const float text_y = bar_max.y + 0.1f * font;
+  draw_list->AddText(ImVec2(at.x, text_y), text, low.c_str());
+  draw_list->AddText(ImVec2(bar_max.x - ImGui::CalcTextSize(high.c_str()).x, text_y), text,
+                     high.c_str());
+  app.widgets.add("colorbar." + spec.name, at, bar_max,
+                  {{"low", spec.style.low}, {"high", spec.style.high}});
+}
+
+bool zeroed_by_dropout(const HeatmapSpec& spec, Index r, Index c) {
+  return spec.before_dropout.valid() && spec.values.at(r, c) == 0.0f && spec.before_dropout.at(r, c) != 0.0f;
+}
+
+// A cross over every cell dropout zeroed, once cells are big enough to hold one.
+void draw_dropout_marks(AppState& app, const HeatmapSpec& spec, ImDrawList* draw_list, ImVec2 grid_min,
+                        float cell) {
+  const MatrixView& m = spec.values;
+  if (!spec.before_dropout.valid() || cell < 6.0f || m.rows * m.cols > 256 * 256) return;
+  const ImU32 colour = IM_COL32(255, 90, 60, 255);
+  const float inset = 0.2f * cell, thickness = std::max(1.5f, 0.06f * cell);
+  int marked = 0;
+  for (Index r = 0; r < m.rows; ++r)
+    for (Index c = 0; c < m.cols; ++c) {
+      if (!zeroed_by_dropout(spec, r, c)) continue;
+      const ImVec2 a(grid_min.x + c * cell + inset, grid_min.y + r * cell + inset);
+      const ImVec2 b(grid_min.x + (c + 1) * cell - inset, grid_min.y + (r + 1) * cell - inset);
+      draw_list->AddLine(a, b, colour, thickness);
+      draw_list->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), colour, thickness);
+      ++marked;
+    }
+  if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".dropped_marks", std::to_string(marked));
+}
+
+}  // namespace
+
+std::string axis_label(const std::vector<std::string>* labels, Index index) {
+  if (labels && index < static_cast<Index>(labels->size()) && !(*labels)[index].empty())
+    return (*labels)[index];
+  return std::to_string(index);
+}
+
+HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
+  HeatmapInteraction interaction;
+  if (!spec.values.valid()) return interaction;
+  const MatrixView& m = spec.values;
+  const float font = ImGui::GetFontSize();
+  const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
+  ImGui::PushID(spec.name.c_str());
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(spec.title.c_str());
+
+  // Row labels (tokens) on the left when rows are tall enough to read them.
+  float row_label_width = 0.0f;
+  if (spec.row_labels && m.rows <= 64) {
+    for (Index r = 0; r < m.rows; ++r)
+      row_label_width = std::max(row_label_width,
+                                 ImGui::CalcTextSize(axis_label(spec.row_labels, r).c_str()).x);
+    row_label_width = std::min(row_label_width, 6.0f * font) + 0.4f * font;
+  }
+  const float max_cell = spec.max_cell > 0 ? spec.max_cell : 3.4f * font;
+  float cell = std::min({(spec.width - row_label_width) / static_cast<float>(m.cols),
+                         spec.max_height / static_cast<float>(m.rows), max_cell});
+  cell = std::max(cell, 0.25f);  // thousands of rows still get a (sub-pixel) picture
+  if (cell < 0.9f * font) row_label_width = 0.0f;
+
+  float widest_col_label = 0.0f;
+  if (spec.col_labels && m.cols <= 64)  // more are never drawn: no need to measure 2048 labels a frame
+    for (Index c = 0; c < m.cols; ++c)
+      widest_col_label = std::max(
+          widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, c).c_str()).x);
+  const bool col_labels_fit = spec.col_labels && m.cols <= 64 && cell >= widest_col_label + 0.2f * font;
+  const float col_label_height = col_labels_fit ? 1.15f * font : 0.0f;
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 grid_min(origin.x + row_label_width, origin.y + col_label_height);
+  const ImVec2 grid_size(cell * m.cols, cell * m.rows);
+  const ImVec2 grid_max(grid_min.x + grid_size.x, grid_min.y + grid_size.y);
+  ImGui::SetCursorScreenPos(grid_min);
+  ImGui::InvisibleButton("grid", ImVec2(std::max(grid_size.x, 1.0f), std::max(grid_size.y, 1.0f)));
+  const bool hovered = ImGui::IsItemHovered();
+  const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  interaction.held = ImGui::IsItemActive();
+  heatmap_png_hooks(app, spec);  // right-click: save as PNG
+
+  ImDrawList* draw_list = ImGui::GetWindowDrawList();
+  const GLuint mask_texture = spec.mask.valid() ? app.textures.screen(spec.mask) : 0;
+  app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.screen(m), mask_texture,
+                    static_cast<int>(m.rows), static_cast<int>(m.cols), spec.style);
+  app.widgets.add("heatmap." + spec.name, grid_min, grid_max,
+                  {{"rows", static_cast<double>(m.rows)}, {"cols", static_cast<double>(m.cols)},
+                   {"low", spec.style.low}, {"high", spec.style.high}});
+
+  // Labels and numbers are ordinary ImGui text drawn over the quad.
+  for (Index r = 0; row_label_width > 0 && r < m.rows; ++r) {
+    const std::string label = axis_label(spec.row_labels, r);
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+    draw_list->AddText(ImVec2(grid_min.x - size.x - 0.3f * font,
+                              grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
+                       text_colour, label.c_str());
+  }
+  for (Index c = 0; col_labels_fit && c < m.cols; ++c) {
+    const std::string label = axis_label(spec.col_labels, c);
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+    draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x, origin.y),
+                       text_colour, label.c_str());
+  }
+  const bool numbers_fit = cell >= ImGui::CalcTextSize("-0.00").x + 0.3f * font && cell >= 1.2f * font;
+  // A mask's 1/0 reads from its colours; numbers would only clutter it.
+  if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
+    for (Index r = 0; r < m.rows; ++r)
+      for (Index c = 0; c < m.cols; ++c) {
+        if (quiz_covers(app, spec.name, r, c)) continue;
+        const float v = m.at(r, c);
+        const std::string label = format_value(v, true);
+        const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+        const ImU32 colour = dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255)
+                                                            : IM_COL32(0, 0, 0, 255);
+        draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x,
+                                  grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
+                           colour, label.c_str());
+      }
+  }
+
+  draw_dropout_marks(app, spec, draw_list, grid_min, cell);
+  draw_quiz_cover(app, spec.name, grid_min, grid_max, cell);
+
+  // Hover: the value and its row/column tokens. Click: pin (click again: unpin).
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if ((hovered || interaction.held) && mouse.x >= grid_min.x && mouse.x < grid_max.x &&
+      mouse.y >= grid_min.y && mouse.y < grid_max.y) {
+    interaction.has_cell = true;
+    interaction.row = std::clamp<Index>(static_cast<Index>((mouse.y - grid_min.y) / cell), 0, m.rows - 1);
+    interaction.col = std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell), 0, m.cols - 1);
+    interaction.clicked = clicked;
+  }
+  if (interaction.has_cell && hovered && !quiz_covers(app, spec.name, interaction.row, interaction.col)) {
+    CellRef cell_ref{spec.name, interaction.row, interaction.col};
+    app.view.hovered = cell_ref;
+    const float v = m.at(cell_ref.row, cell_ref.col);
+    const std::string tokens = std::string(app.tr("heatmap.row")) + " " + axis_label(spec.row_labels, cell_ref.row) +
+                               "   " + app.tr("heatmap.col") + " " + axis_label(spec.col_labels, cell_ref.col);
+    const std::string value = "[" + std::to_string(cell_ref.row) + ", " + std::to_string(cell_ref.col) +
+                              "] = " + format_value(v, false);
+    app.widgets.set_fact("tooltip", spec.title + "\n" + tokens + "\n" + value);  // tests read what it says
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(spec.title.c_str());
+    ImGui::TextUnformatted(tokens.c_str());
+    ImGui::TextUnformatted(value.c_str());
+    if (spec.mask.valid() && spec.mask.at(cell_ref.row, cell_ref.col) < 0.5f)
+      ImGui::TextUnformatted(app.tr("heatmap.masked_cell"));
+    if (zeroed_by_dropout(spec, cell_ref.row, cell_ref.col))
+      ImGui::TextUnformatted(app.i18n.format("heatmap.dropped_cell", {{"weight",
+          lab_number(spec.before_dropout.at(cell_ref.row, cell_ref.col))}}).c_str());
+    ImGui::EndTooltip();
+    if (clicked && spec.pin_on_click) {
+      if (app.view.pinned && *app.view.pinned == cell_ref) app.view.pinned.reset();
+      else app.view.pinned = cell_ref;
+    }
+  }
+  // Rows and columns an explained cell came from (the explain window sets them).
+  for (const HeatmapHighlight& highlight : app.teaching.highlights) {
+    if (highlight.heatmap != spec.name) continue;
+    const ImU32 outline = IM_COL32(0, 230, 255, 255);
+    const float thickness = std::max(2.0f, 0.12f * font);
+    for (Index r : highlight.rows)
+      if (r >= 0 && r < m.rows)
+        draw_list->AddRect(ImVec2(grid_min.x, grid_min.y + r * cell), ImVec2(grid_max.x, grid_min.y + (r + 1) * cell),
+                           outline, 0.0f, 0, thickness);
+    for (Index c : highlight.cols)
+      if (c >= 0 && c < m.cols)
+        draw_list->AddRect(ImVec2(grid_min.x + c * cell, grid_min.y), ImVec2(grid_min.x + (c + 1) * cell, grid_max.y),
+                           outline, 0.0f, 0, thickness);
+  }
+  if (app.view.pinned && app.view.pinned->heatmap == spec.name) {
+    const CellRef& p = *app.view.pinned;
+    if (p.row < m.rows && p.col < m.cols) {
+      const ImVec2 a(grid_min.x + p.col * cell, grid_min.y + p.row * cell);
+      draw_list->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 200, 0, 255), 0.0f, 0,
+                         std::max(2.0f, 0.12f * font));
+    }
+  }
+
+  // Colour bar below, at least wide enough for its two numbers.
+  const ImVec2 bar_at(grid_min.x, grid_max.y + 0.35f * font);
+  const float bar_width = std::max(grid_size.x, 7.0f * font);
+  colour_bar(app, spec, bar_at, bar_width);
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(std::max(row_label_width + bar_width, row_label_width + grid_size.x),
+                      col_label_height + grid_size.y + 0.35f * font +
+                          (spec.style.colormap == Colormap::Mask ? 0.0f : 1.7f * font)));
+  ImGui::EndGroup();
+  ImGui::PopID();
+  return interaction;
+}
+
+}  // namespace al::gui

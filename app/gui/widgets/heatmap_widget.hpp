@@ -1,0 +1,24 @@
+#pragma once
+// One matrix on screen: title, token labels, the shader-coloured grid, numbers
+// in the cells when they fit, a colour bar with its range, hover and pin.
+#include <string>
+#include <vector>
+
+#include "state/app_state.hpp"
+#include "widgets/heatmap_spec.hpp"
+
+namespace al::gui {
+
+struct HeatmapInteraction {
+  bool clicked = false;  // pressed this frame on a cell
+  bool held = false;     // the mouse button is down on the grid (a paint stroke)
+  bool has_cell = false; // the mouse is over a cell: `row`, `col`
+  Index row = 0, col = 0;
+};
+
+HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec);
+
+// The label of row/col `index`: the token when there is one, else the index.
+std::string axis_label(const std::vector<std::string>* labels, Index index);
+
+}  // namespace al::gui

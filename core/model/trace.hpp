@@ -1,0 +1,88 @@
+#pragma once
+// The immutable result of one computation: every stage, per batch item and head.
+// Stages are shared pointers so a recompute can reuse the ones an edit did not
+// reach, and so stages that are identical (no mask -> masked == scaled, no
+// dropout -> dropped == weights) are stored once.
+#include <array>
+#include <optional>
+#include <string>
+
+#include "model/session.hpp"
+
+namespace al {
+
+enum class Stage {
+  Q,        // (B, h, Lq, d_k)
+  K,        // (B, h, Lk, d_k)
+  V,        // (B, h, Lk, d_k)
+  Scores,   // (B, h, Lq, Lk)  Q·Kᵀ
+  Scaled,   // (B, h, Lq, Lk)  scores · scale
+  Masked,   // (B, h, Lq, Lk)  scaled, with masked cells set to the fill value
+  Weights,  // (B, h, Lq, Lk)  softmax over the last axis
+  Dropped,  // (B, h, Lq, Lk)  dropout(weights)
+  Context,  // (B, h, Lq, d_k) dropped · V
+  Concat,   // (B, Lq, d_model) heads side by side
+  Output,   // (B, Lq, d_model) concat · W_O + b_O (== concat without W_O)
+};
+constexpr int kStageCount = 11;
+constexpr std::array<Stage, kStageCount> kAllStages = {
+    Stage::Q,       Stage::K,       Stage::V,       Stage::Scores,
+    Stage::Scaled,  Stage::Masked,  Stage::Weights, Stage::Dropped,
+    Stage::Context, Stage::Concat,  Stage::Output};
+
+const char* stage_name(Stage s);                        // "q", "scores", ...
+std::optional<Stage> stage_from_name(const std::string& name);
+
+struct Dims {
+  Index batch = 0, heads = 0, len_q = 0, len_kv = 0, d_model = 0, d_k = 0;
+};
+
+// What the views of one per-head stage derive from it, computed together with
+// the trace when ComputeOptions::summarize is set (the app does, so its UI thread
+// never rescans (n, n) matrices when a new trace arrives).
+struct StageSummary {
+  TensorPtr head_mean;  // (B, R, C): the mean over heads, sum in head order then ÷ h
+  // Per matrix (b·h + head): the largest |finite value| (0 if none; for the
+  // Masked stage only over cells the mask attends) and the largest finite
+  // value (-inf if none).
+  std::vector<float> max_abs;
+  std::vector<float> max_value;
+};
+
+// Checks a learner can read to trust the softmax: both over rows that are not
+// fully masked, on the weights before dropout.
+struct TraceChecks {
+  double masked_weight_max = 0;  // largest weight on a masked cell (0 with no mask)
+  double row_sum_error_max = 0;  // largest |Σⱼ wᵢⱼ − 1| (NaN if a row's sum is NaN)
+};
+
+struct Trace {
+  Dims dims;
+  double scale = 1.0;   // the factor actually applied to QKᵀ
+  double mask_fill = 0;
+  std::array<TensorPtr, kStageCount> stages;
+
+  TensorPtr mask;           // (B, Lq, Lk) of 1/0: the combined mask (null if none)
+  TensorPtr row_max;        // (B, h, Lq) max subtracted by the stable softmax
+  TensorPtr row_sum;        // (B, h, Lq) sum of exp(x - max) divided by
+  std::vector<unsigned char> fully_masked_rows;  // (B, Lq): every key masked
+  TraceChecks checks;
+  Index memory_bytes = 0;   // bytes held by this trace's distinct tensors
+  double compute_ms = 0;    // wall time of the computation
+  // Per stage, for the per-head stages (Q ... Context) when summarized; stages
+  // that share a tensor share its summary. Null otherwise. Not in memory_bytes
+  // (B·R·C floats per distinct stage: 1/h of it).
+  std::array<std::shared_ptr<const StageSummary>, kStageCount> summaries;
+
+  const Tensor& stage(Stage s) const { return *stages[static_cast<int>(s)]; }
+  TensorPtr stage_ptr(Stage s) const { return stages[static_cast<int>(s)]; }
+  const StageSummary* summary(Stage s) const { return summaries[static_cast<int>(s)].get(); }
+  bool any_fully_masked() const;
+};
+
+// The checks of `weights` (B, h, Lq, Lk) under `mask` (B, Lq, Lk) of 1/0 or null,
+// skipping the rows `fully_masked` (B, Lq) marks.
+TraceChecks check_weights(const Tensor& weights, const Tensor* mask,
+                          const std::vector<unsigned char>& fully_masked);
+
+}  // namespace al

@@ -1,0 +1,340 @@
+#include "numerics/attention.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <new>
+
+#include "numerics/attention_kernels.hpp"
+#include "numerics/attention_plan.hpp"
+
+namespace al {
+
+using detail::Plan;
+
+Index default_memory_limit() {
+  // Half the physical memory: the trace must leave room for the app and the OS.
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return Index{4} << 30;  // unknown: assume a small machine
+  return static_cast<Index>(pages) * page_size / 2;
+}
+
+std::optional<Error> validate(const Session& session) {
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+  return std::nullopt;
+}
+
+Result<Index> estimate_trace_bytes(const Session& session) {
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+  return detail::trace_bytes(*plan);
+}
+
+namespace {
+
+Error cancelled() { return make_error(ErrorCode::Cancelled, "the computation was cancelled by a newer edit"); }
+
+// Which stages of a previous trace still hold for the new session: a stage is
+// reused when everything it was computed from is unchanged (same tensor
+// pointers, same config values) and every stage it reads is reused too.
+struct Reuse {
+  std::array<bool, kStageCount> stage{};  // indexed by Stage
+  bool mask = false;                      // the combined mask and fully masked rows
+  bool operator[](Stage s) const { return stage[static_cast<int>(s)]; }
+};
+
+Reuse decide_reuse(const Plan& now, const Plan* before) {
+  Reuse r;
+  if (!before || !detail::same_dims(now.dims, before->dims)) return r;
+  auto set = [&](Stage s, bool v) { r.stage[static_cast<int>(s)] = v; };
+  for (int i = 0; i < 3; ++i) set(kAllStages[i], now.qkv[i] == before->qkv[i]);
+  r.mask = now.has_mask() && before->has_mask() && now.causal == before->causal &&
+           now.key_padding == before->key_padding && now.custom == before->custom;
+  const bool same_masking = now.has_mask() ? r.mask && now.mask_fill == before->mask_fill : !before->has_mask();
+  const bool same_dropout = now.dropout_active == before->dropout_active &&
+                            (!now.dropout_active ||
+                             (now.dropout_p == before->dropout_p && now.dropout_seed == before->dropout_seed));
+  set(Stage::Scores, r[Stage::Q] && r[Stage::K]);
+  set(Stage::Scaled, r[Stage::Scores] && now.scale == before->scale);
+  set(Stage::Masked, r[Stage::Scaled] && same_masking);
+  set(Stage::Weights, r[Stage::Masked]);
+  set(Stage::Dropped, r[Stage::Weights] && same_dropout);
+  set(Stage::Context, r[Stage::Dropped] && r[Stage::V]);
+  set(Stage::Concat, r[Stage::Context]);
+  set(Stage::Output, r[Stage::Concat] && now.w_o == before->w_o && now.b_o == before->b_o);
+  return r;
+}
+
+// Buffers of freed stages, handed to the next computation that needs a stage
+// of exactly that many floats. A fresh 128 MiB stage costs tens of ms of page
+// faults and zero-filling before any computing (a third of the time at L >= 1024);
+// a recycled one is resident already, and its old values are all overwritten.
+class StageRecycler {
+ public:
+  // Smaller buffers come from malloc's heap cheaply (L = 128's 512 KiB stages still
+  // cost 1 ms of allocating and zeroing: recycled, they cost nothing).
+  static constexpr Index kMinFloats = Index{1} << 14;  // 64 KiB
+
+  static StageRecycler& instance() {
+    static auto* recycler = new StageRecycler;  // never destroyed: traces may be freed during exit
+    return *recycler;
+  }
+
+  // Keeps only buffers of the given sizes (one each at most as many times as listed).
+  void keep_only(std::vector<Index> sizes) {
+    std::vector<std::vector<float>> dropped;  // freed outside the lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end();) {
+      auto wanted = std::find(sizes.begin(), sizes.end(), static_cast<Index>(it->size()));
+      if (wanted != sizes.end()) {
+        sizes.erase(wanted);
+        ++it;
+      } else {
+        dropped.push_back(std::move(*it));
+        it = free_.erase(it);
+      }
+    }
+  }
+
+  // A buffer of exactly `count` floats with unspecified values, or an empty one.
+  std::vector<float> take(Index count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (static_cast<Index>(it->size()) == count) {
+        std::vector<float> buffer = std::move(*it);
+        free_.erase(it);
+        return buffer;
+      }
+    return {};
+  }
+
+  void give_back(std::vector<float>&& buffer) {
+    if (static_cast<Index>(buffer.size()) < kMinFloats) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // At most one trace's worth: a trace has at most kStageCount stages.
+    if (free_.size() < static_cast<size_t>(kStageCount)) free_.push_back(std::move(buffer));
+  }
+
+  void clear() {
+    std::vector<std::vector<float>> dropped;
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(free_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<float>> free_;
+};
+
+// A stage tensor whose buffer goes back to the recycler when the last trace holding it is freed.
+std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
+  const Index count = shape_product(shape);
+  std::vector<float> buffer =
+      count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : std::vector<float>{};
+  Tensor* tensor = buffer.empty() ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
+  return std::shared_ptr<Tensor>(tensor, [](Tensor* t) {
+    StageRecycler::instance().give_back(std::move(t->data));
+    delete t;
+  });
+}
+
+// Allocates the listed stages on all threads (fresh pages are faulted in and
+// zero-filled by whichever thread allocates them).
+void allocate_together(const std::vector<int>& which, const std::array<std::vector<Index>, kStageCount>& shapes,
+                       std::array<std::shared_ptr<Tensor>, kStageCount>& out) {
+  constexpr Index kParallelBytes = Index{16} << 20;
+  Index bytes = 0;
+  std::vector<Index> sizes;
+  for (int i : which) {
+    sizes.push_back(shape_product(shapes[i]));
+    bytes += sizes.back() * static_cast<Index>(sizeof(float));
+  }
+  StageRecycler::instance().keep_only(sizes);
+  std::atomic<bool> failed{false};
+#pragma omp parallel for schedule(dynamic, 1) if (bytes > kParallelBytes)
+  for (size_t k = 0; k < which.size(); ++k) {
+    try {  // an exception must not leave an OpenMP region
+      out[which[k]] = recycled_stage(shapes[which[k]]);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+  }
+  if (failed) throw std::bad_alloc();
+}
+
+Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options, const Reuse& reuse,
+                                   const Plan* before, const Trace* previous) {
+  const Dims& d = plan.dims;
+  const detail::Progress progress{options.cancel, &options.progress};
+  auto trace = std::make_shared<Trace>();
+  trace->dims = d;
+  trace->scale = plan.scale;
+  trace->mask_fill = plan.mask_fill;
+
+  // Every new stage is allocated here, before any computing, so an allocation
+  // failure leaves nothing half done. Reused stages come from `previous`;
+  // shared ones point at the (earlier) stage they equal.
+  const std::vector<Index> per_head_q = {d.batch, d.heads, d.len_q, d.d_k};
+  const std::vector<Index> per_head_kv = {d.batch, d.heads, d.len_kv, d.d_k};
+  const std::vector<Index> square = {d.batch, d.heads, d.len_q, d.len_kv};
+  const std::vector<Index> model = {d.batch, d.len_q, d.d_model};
+  const std::array<std::vector<Index>, kStageCount> shapes = {
+      per_head_q, per_head_kv, per_head_kv, square, square, square, square, square, per_head_q, model, model};
+  std::array<std::optional<Stage>, kStageCount> equal_to;
+  auto share = [&](Stage s, bool shared, Stage earlier) {
+    if (shared) equal_to[static_cast<int>(s)] = earlier;
+  };
+  share(Stage::Scaled, plan.scaled_is_scores(), Stage::Scores);
+  share(Stage::Masked, plan.masked_is_scaled(), Stage::Scaled);
+  share(Stage::Dropped, plan.dropped_is_weights(), Stage::Weights);
+  share(Stage::Output, plan.output_is_concat(), Stage::Concat);
+
+  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
+  std::vector<int> to_allocate;
+  for (int i = 0; i < kStageCount; ++i)
+    if (!reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
+  allocate_together(to_allocate, shapes, fresh);
+  for (int i = 0; i < kStageCount; ++i)
+    trace->stages[i] = reuse.stage[i] ? previous->stages[i]
+                       : equal_to[i]  ? trace->stages[static_cast<int>(*equal_to[i])]
+                                      : TensorPtr(fresh[i]);
+
+  std::shared_ptr<Tensor> row_max, row_sum;
+  if (reuse[Stage::Weights]) {
+    trace->row_max = previous->row_max;
+    trace->row_sum = previous->row_sum;
+  } else {
+    row_max = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.heads, d.len_q});
+    row_sum = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.heads, d.len_q});
+    trace->row_max = row_max;
+    trace->row_sum = row_sum;
+  }
+  if (reuse.mask) {
+    trace->mask = previous->mask;
+    trace->fully_masked_rows = previous->fully_masked_rows;
+  } else if (plan.has_mask()) {
+    auto mask = make_tensor(detail::combined_mask(plan));
+    trace->fully_masked_rows = detail::fully_masked_rows(*mask);
+    trace->mask = std::move(mask);
+  } else {
+    trace->fully_masked_rows.assign(static_cast<size_t>(d.batch * d.len_q), 0);
+  }
+
+  auto out = [&](Stage s) { return fresh[static_cast<int>(s)].get(); };
+  auto in = [&](Stage s) { return trace->stage(s).data.data(); };
+
+  progress(0.0f);
+  // Each pass also reports from the calling thread when it ends, so a progress
+  // callback runs at every stage boundary whatever the threads did.
+  // A new input with the old weights (an edit of X): its unchanged rows keep their projections.
+  std::array<detail::PreviousProjection, 3> previous_rows;
+  const bool same_sizes = before && detail::same_dims(plan.dims, before->dims);
+  for (int i = 0; i < 3 && same_sizes; ++i) {
+    const detail::ProjectionSource &now = plan.qkv[i], &then = before->qkv[i];
+    if (!reuse.stage[i] && now.weight && now.weight == then.weight && now.bias == then.bias &&
+        now.column == then.column && then.input && then.input->data.size() == now.input->data.size())
+      previous_rows[i] = {then.input.get(), &previous->stage(kAllStages[i])};
+  }
+  detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress, previous_rows);
+  progress(0.2f);
+  if (progress.cancelled()) return cancelled();
+
+  detail::HeadPass pass;
+  pass.q = &trace->stage(Stage::Q);
+  pass.k = &trace->stage(Stage::K);
+  pass.v = &trace->stage(Stage::V);
+  pass.mask = trace->mask ? trace->mask->data.data() : nullptr;
+  const std::array<std::pair<detail::StageBuffers*, Stage>, 5> square_stages = {{
+      {&pass.scores, Stage::Scores},
+      {&pass.scaled, Stage::Scaled},
+      {&pass.masked, Stage::Masked},
+      {&pass.weights, Stage::Weights},
+      {&pass.dropped, Stage::Dropped},
+  }};
+  for (auto& [buffers, s] : square_stages) {
+    buffers->in = in(s);
+    buffers->out = out(s) ? out(s)->data.data() : nullptr;
+  }
+  pass.row_max = row_max ? row_max->data.data() : nullptr;
+  pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
+  pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
+  detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
+  progress(0.9f);
+  if (progress.cancelled()) return cancelled();
+
+  if (out(Stage::Concat)) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));
+  if (out(Stage::Output)) detail::project_output(plan, trace->stage(Stage::Concat), *out(Stage::Output), progress);
+  if (progress.cancelled()) return cancelled();
+
+  if (options.summarize) {
+    // Stages in order, so a shared stage finds the summary of the one it equals.
+    for (Stage s : kAllStages) {
+      const int i = static_cast<int>(s);
+      if (s == Stage::Concat || s == Stage::Output) continue;  // not per head
+      if (reuse.stage[i] && previous->summaries[i]) {
+        trace->summaries[i] = previous->summaries[i];
+      } else if (equal_to[i]) {
+        trace->summaries[i] = trace->summaries[static_cast<int>(*equal_to[i])];
+      } else {
+        const float* attend = s == Stage::Masked && trace->mask ? trace->mask->data.data() : nullptr;
+        trace->summaries[i] = std::make_shared<const StageSummary>(detail::summarize_stage(trace->stage(s), attend));
+      }
+      if (progress.cancelled()) return cancelled();
+    }
+  }
+  progress(1.0f);
+
+  trace->checks = reuse[Stage::Weights] ? previous->checks
+                                        : check_weights(trace->stage(Stage::Weights), trace->mask.get(),
+                                                        trace->fully_masked_rows);
+  trace->memory_bytes = detail::trace_memory(*trace);
+  return trace;
+}
+
+}  // namespace
+
+void release_recycled_stage_buffers() { StageRecycler::instance().clear(); }
+
+Result<std::shared_ptr<const Trace>> compute(const Session& session, const ComputeOptions& options,
+                                             const Session* previous_session, std::shared_ptr<const Trace> previous) {
+  const auto start = std::chrono::steady_clock::now();
+  auto plan = detail::make_plan(session);
+  if (!plan) return plan.error();
+
+  auto bytes = detail::trace_bytes(*plan);
+  if (!bytes) return bytes.error();
+  const Index limit = options.memory_limit_bytes > 0 ? options.memory_limit_bytes : default_memory_limit();
+  if (*bytes > limit)
+    return make_error(ErrorCode::TooLarge,
+                      "this session's trace would need " + detail::human_bytes(*bytes) +
+                          ", more than the memory limit of " + detail::human_bytes(limit) +
+                          "; make the sequences shorter, the batch smaller or use fewer heads",
+                      {{"bytes", std::to_string(*bytes)}, {"limit", std::to_string(limit)}});
+  if (options.cancel && options.cancel->load()) return cancelled();
+
+  // The previous trace helps only if it was computed from a valid session of the same sizes.
+  std::optional<Plan> before;
+  if (previous_session && previous) {
+    auto p = detail::make_plan(*previous_session);
+    if (p && detail::same_dims(p->dims, previous->dims)) before = std::move(*p);
+  }
+  const Reuse reuse = decide_reuse(*plan, before ? &*before : nullptr);
+
+  try {
+    auto trace = run(*plan, options, reuse, before ? &*before : nullptr, previous.get());
+    if (!trace) return trace.error();
+    trace.value()->compute_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::shared_ptr<const Trace>(std::move(trace.value()));
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::TooLarge,
+                      "the machine could not provide the " + detail::human_bytes(*bytes) +
+                          " this session's trace needs; make the sequences shorter or the batch smaller",
+                      {{"bytes", std::to_string(*bytes)}, {"limit", std::to_string(limit)}});
+  }
+}
+
+}  // namespace al

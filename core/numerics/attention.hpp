@@ -1,0 +1,62 @@
+#pragma once
+// Turning a Session into a Trace.
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "base/dropout.hpp"  // dropout_keeps: part of what compute() means
+#include "base/error.hpp"
+#include "model/trace.hpp"
+
+namespace al {
+
+struct ComputeOptions {
+  // Refuse sessions whose trace would need more bytes than this; 0 = default
+  // (a safe share of the machine's physical memory, see default_memory_limit()).
+  Index memory_limit_bytes = 0;
+  // Set by another thread to abandon the computation (returns ErrorCode::Cancelled).
+  const std::atomic<bool>* cancel = nullptr;
+  // Called with a fraction in [0, 1] as stages complete (from the computing thread).
+  std::function<void(float)> progress;
+  // Also fill Trace::summaries (head means and value ranges of every per-head
+  // stage, one parallel pass over each distinct recomputed stage). Off in the
+  // benchmarks against PyTorch, on in the app.
+  bool summarize = false;
+};
+
+Index default_memory_limit();
+
+// What a session means (checked by validate, applied by compute):
+// - Inputs (x, x_kv, q, k, v) are (B, L, d_model), or (L, d_model) meaning B = 1.
+//   Direct-mode self attention needs Lk == Lq; cross attention allows Lk != Lq.
+// - Heads are contiguous column blocks of d_model (PyTorch's view + transpose).
+// - config.bias = true requires every bias of the weights in use (b_q/b_k/b_v or
+//   b_qkv, and b_o with w_o); bias = false ignores any biases present.
+// - Masks: 1 attends, 0 masks; any value other than 0 (even NaN) attends, as the
+//   seeds' masked_fill(mask == 0, fill). Causal is torch.ones(Lq, Lk).tril().
+//   key_padding is (B, Lk), or (Lk) when B = 1. Masks combine with AND.
+// - mask_fill is stored as float (so -1e40 becomes -inf); NaN is refused.
+// - Dropout p must be in [0, 1); it acts only when training and p > 0.
+
+// Validates the session (shapes, heads, masks) without computing anything.
+std::optional<Error> validate(const Session& session);
+
+// Bytes the trace of this session would hold; validates first.
+Result<Index> estimate_trace_bytes(const Session& session);
+
+// Full computation. When `previous` is given together with the session it was
+// computed from, stages whose inputs are unchanged (same pointers, same config
+// fields) are reused instead of recomputed.
+Result<std::shared_ptr<const Trace>> compute(const Session& session,
+                                             const ComputeOptions& options = {},
+                                             const Session* previous_session = nullptr,
+                                             std::shared_ptr<const Trace> previous = nullptr);
+
+// compute() recycles the buffers of freed (B, h, Lq, Lk)-sized stages for the
+// next trace of the same sizes (no page faults, no zero-fill: the app recomputes
+// the same sizes edit after edit). At most one trace's worth is kept, and buffers
+// of sizes the next computation does not need are freed when it starts. This
+// frees all of them now (tests of memory, benchmarks of a cold start).
+void release_recycled_stage_buffers();
+
+}  // namespace al

@@ -1,0 +1,438 @@
+#include "numerics/attention_kernels.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+
+#include "numerics/kernel_dispatch.hpp"
+
+namespace al::detail {
+
+namespace {
+
+// Rows per work item: big enough for an efficient GEMM, small enough that two
+// cores share even a single head and cancellation is noticed quickly.
+constexpr Index kProjectionRows = 64;
+constexpr Index kHeadRows = 128;
+// Below this many multiply-adds a pass runs on the calling thread: waking the
+// OpenMP team costs more than the work at teaching sizes.
+constexpr double kParallelFlops = 2e5;
+
+// Eigen's vectorised exp clamps its argument at about -88.72 and so never
+// returns 0; below that exp() is under 3e-39 and a masked (-inf) cell must give
+// exactly 0, so these are set to 0 explicitly.
+constexpr float kExpUnderflow = -88.72f;
+
+using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+
+// Runs body(task) for task in [0, count), across the OpenMP team when
+// `parallel`, skipping what is left once cancelled. Progress is reported by the
+// calling thread (OpenMP's thread 0), as the contract of ComputeOptions asks.
+template <class Body>
+void for_each_task(Index count, bool parallel, const Progress& progress, float from, float to, Body&& body) {
+  std::atomic<Index> done{0};
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
+  for (Index task = 0; task < count; ++task) {
+    if (progress.cancelled()) continue;
+    body(task);
+    const Index finished = ++done;
+    if (omp_get_thread_num() == 0)
+      progress(from + (to - from) * static_cast<float>(finished) / static_cast<float>(count));
+  }
+}
+
+// One GEMM (or, in direct mode, one copy) whose column blocks of d_model go to
+// consecutive targets among Q, K, V.
+struct ProjectionJob {
+  const Tensor* input = nullptr;   // (B, L, d_model)
+  const Tensor* weight = nullptr;  // (d_model, n), null in direct mode
+  const Tensor* bias = nullptr;    // (n) or null
+  Index column = 0, width = 0;     // the weight's column block [column, column + width)
+  Index length = 0;                // L of the input
+  std::vector<Tensor*> targets;    // width / d_model of them, (B, h, L, d_k) each
+  // The same projection's previous input and outputs (one per target), or null.
+  const Tensor* previous_input = nullptr;
+  std::vector<const Tensor*> previous_targets;
+};
+
+std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Tensor*, 3>& targets,
+                                           const std::array<PreviousProjection, 3>& before) {
+  const Index d = plan.dims.d_model;
+  std::vector<ProjectionJob> jobs;
+  int previous = -1;  // index among Q, K, V of the last target added
+  for (int i = 0; i < 3; ++i) {
+    if (!targets[i]) continue;
+    const ProjectionSource& src = plan.qkv[i];
+    if (!jobs.empty() && previous == i - 1 && src.weight) {
+      ProjectionJob& last = jobs.back();
+      // W_qkv's next column block on the same input: widen the GEMM instead of starting another.
+      if (last.input == src.input.get() && last.weight == src.weight.get() && last.bias == src.bias.get() &&
+          last.column + last.width == src.column) {
+        last.width += d;
+        last.targets.push_back(targets[i]);
+        // Rows are copied only when every target of the widened GEMM has its previous output.
+        if (last.previous_input && last.previous_input == before[i].input)
+          last.previous_targets.push_back(before[i].output);
+        else
+          last.previous_input = nullptr;
+        previous = i;
+        continue;
+      }
+    }
+    ProjectionJob job;
+    job.input = src.input.get();
+    job.weight = src.weight.get();
+    job.bias = src.bias.get();
+    job.column = src.column;
+    job.width = d;
+    job.length = i == kQ ? plan.dims.len_q : plan.dims.len_kv;
+    job.targets = {targets[i]};
+    if (src.weight && before[i].input) {
+      job.previous_input = before[i].input;
+      job.previous_targets = {before[i].output};
+    }
+    jobs.push_back(std::move(job));
+    previous = i;
+  }
+  return jobs;
+}
+
+// Copies rows [first, first + count) of a (B·L, width) row-major block to the
+// head layout of its targets: row (b, l), columns of head hh of target t go to
+// target t at (b, hh, l, :).
+void scatter_to_heads(const Dims& dims, const ProjectionJob& job, const float* rows, Index stride, Index first,
+                      Index count) {
+  const Index d_k = dims.d_k;
+  for (Index r = 0; r < count; ++r) {
+    const Index b = (first + r) / job.length, l = (first + r) % job.length;
+    for (size_t t = 0; t < job.targets.size(); ++t) {
+      float* dest = job.targets[t]->data.data();
+      for (Index head = 0; head < dims.heads; ++head)
+        std::memcpy(dest + ((b * dims.heads + head) * job.length + l) * d_k,
+                    rows + r * stride + static_cast<Index>(t) * dims.d_model + head * d_k,
+                    sizeof(float) * static_cast<size_t>(d_k));
+    }
+  }
+}
+
+// True when input rows [first, first + count) equal the previous input's: then
+// their projection is the previous one's, and copy_previous_rows takes it.
+bool rows_unchanged(const ProjectionJob& job, Index d_model, Index first, Index count) {
+  return job.previous_input &&
+         std::memcmp(job.input->data.data() + first * d_model, job.previous_input->data.data() + first * d_model,
+                     sizeof(float) * static_cast<size_t>(count * d_model)) == 0;
+}
+
+// Rows [first, first + count) of every target, in head layout, from the previous outputs.
+void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first, Index count) {
+  const Index d_k = dims.d_k;
+  for (Index r = first; r < first + count; ++r) {
+    const Index b = r / job.length, l = r % job.length;
+    for (size_t t = 0; t < job.targets.size(); ++t)
+      for (Index head = 0; head < dims.heads; ++head) {
+        const Index offset = ((b * dims.heads + head) * job.length + l) * d_k;
+        std::memcpy(job.targets[t]->data.data() + offset, job.previous_targets[t]->data.data() + offset,
+                    sizeof(float) * static_cast<size_t>(d_k));
+      }
+  }
+}
+
+// Row kernels written with Eigen's packet functions on unaligned loads, so
+// every element goes through the same vector code wherever the allocator put
+// the row: Eigen's array expressions peel an unaligned head with the scalar
+// std::exp, which would make results depend on addresses, and incremental
+// recompute must equal a fresh computation bit for bit.
+using Packet = Eigen::internal::packet_traits<float>::type;
+constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
+
+// The last n % kLanes values of a row, padded with `pad`.
+Packet load_tail(const float* in, Index n, float pad) {
+  float tail[kLanes];
+  std::fill(tail, tail + kLanes, pad);
+  std::copy(in, in + n, tail);
+  return Eigen::internal::ploadu<Packet>(tail);
+}
+
+float row_max(const float* in, Index n) {
+  using namespace Eigen::internal;
+  const float lowest = -std::numeric_limits<float>::infinity();
+  Packet acc = pset1<Packet>(lowest);
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) acc = pmax(acc, ploadu<Packet>(in + j));
+  if (j < n) acc = pmax(acc, load_tail(in + j, n - j, lowest));
+  return predux_max(acc);
+}
+
+// Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
+// A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
+void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+  const float max = row_max(in, n);
+  const float sum = exp_shifted(in, out, n, max);
+  for (Index j = 0; j < n; ++j) out[j] /= sum;
+  *max_out = max;
+  *sum_out = sum;
+}
+
+}  // namespace
+
+float exp_shifted(const float* in, float* out, Index n, float max) {
+  using namespace Eigen::internal;
+  const Packet shift = pset1<Packet>(max), underflow = pset1<Packet>(kExpUnderflow), zero = pset1<Packet>(0.0f);
+  auto exp_of = [&](Packet x) {
+    const Packet shifted = psub(x, shift);
+    return pselect(pcmp_lt(shifted, underflow), zero, pexp(shifted));
+  };
+  Packet sum = zero;
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Packet e = exp_of(ploadu<Packet>(in + j));
+    pstoreu(out + j, e);
+    sum = padd(sum, e);
+  }
+  if (j < n) {
+    // Padding with -inf adds exp(-inf) = 0 to the sum (or NaN when max = -inf,
+    // but then every value of the row is -inf and the row is NaN anyway).
+    float tail[kLanes];
+    const Packet e = exp_of(load_tail(in + j, n - j, -std::numeric_limits<float>::infinity()));
+    pstoreu(tail, e);
+    std::copy(tail, tail + (n - j), out + j);
+    sum = padd(sum, e);
+  }
+  return predux(sum);
+}
+
+namespace {
+
+// Adds a row to `sum` and folds its finite values into the running maxima
+// (|value| into max_abs, value into max_value), skipping cells `attend` masks.
+// Non-finite values are masked to 0 / -inf before the max, so no NaN reaches pmax.
+void summarize_row(const float* in, const float* attend, Index n, float* sum, Packet& max_abs, Packet& max_value) {
+  using namespace Eigen::internal;
+  const float inf = std::numeric_limits<float>::infinity();
+  const Packet infinity = pset1<Packet>(inf), lowest = pset1<Packet>(-inf), zero = pset1<Packet>(0.0f);
+  Index j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Packet x = ploadu<Packet>(in + j);
+    pstoreu(sum + j, padd(ploadu<Packet>(sum + j), x));
+    const Packet magnitude = pabs(x);
+    Packet counted = pcmp_lt(magnitude, infinity);  // finite (false for NaN)
+    if (attend) counted = pandnot(counted, pcmp_eq(ploadu<Packet>(attend + j), zero));
+    max_abs = pmax(max_abs, pand(counted, magnitude));
+    max_value = pmax(max_value, pselect(counted, x, lowest));
+  }
+  float abs_tail = 0.0f, value_tail = -inf;
+  for (; j < n; ++j) {
+    sum[j] += in[j];
+    if (!std::isfinite(in[j]) || (attend && attend[j] == 0.0f)) continue;
+    abs_tail = std::max(abs_tail, std::fabs(in[j]));
+    value_tail = std::max(value_tail, in[j]);
+  }
+  max_abs = pmax(max_abs, pset1<Packet>(abs_tail));
+  max_value = pmax(max_value, pset1<Packet>(value_tail));
+}
+
+}  // namespace
+
+StageSummary summarize_stage(const Tensor& stage, const float* attend) {
+  AL_KERNEL_DISPATCH(trace, summarize_stage, stage, attend);
+  using namespace Eigen::internal;
+  constexpr Index kRowsPerTask = 32;
+  const Index batch = stage.dim(0), heads = stage.dim(1), rows = stage.rows(), cols = stage.cols();
+  auto mean = std::make_shared<Tensor>(Tensor::for_overwrite({batch, rows, cols}));
+  StageSummary summary;
+  summary.max_abs.assign(static_cast<size_t>(batch * heads), 0.0f);
+  summary.max_value.assign(static_cast<size_t>(batch * heads), -std::numeric_limits<float>::infinity());
+  const Index blocks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  std::mutex merge;
+  for_each_task(batch * blocks, static_cast<double>(stage.size()) > kParallelFlops, Progress{}, 0.0f, 0.0f,
+                [&](Index task) {
+                  const Index b = task / blocks, first = (task % blocks) * kRowsPerTask;
+                  const Index count = std::min(kRowsPerTask, rows - first);
+                  // This block's rows of the mean: (count, C), a few hundred KiB at most, stays in L2.
+                  float* block = mean->data.data() + (b * rows + first) * cols;
+                  std::fill(block, block + count * cols, 0.0f);
+                  for (Index h = 0; h < heads; ++h) {
+                    Packet max_abs = pset1<Packet>(0.0f);
+                    Packet max_value = pset1<Packet>(-std::numeric_limits<float>::infinity());
+                    for (Index r = 0; r < count; ++r)
+                      summarize_row(stage.data.data() + ((b * heads + h) * rows + first + r) * cols,
+                                    attend ? attend + (b * rows + first + r) * cols : nullptr, cols,
+                                    block + r * cols, max_abs, max_value);
+                    std::lock_guard<std::mutex> lock(merge);
+                    const auto k = static_cast<size_t>(b * heads + h);
+                    summary.max_abs[k] = std::max(summary.max_abs[k], predux_max(max_abs));
+                    summary.max_value[k] = std::max(summary.max_value[k], predux_max(max_value));
+                  }
+                  for (Index j = 0; j < count * cols; ++j) block[j] /= static_cast<float>(heads);
+                });
+  summary.head_mean = std::move(mean);
+  return summary;
+}
+
+void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
+                   const std::array<PreviousProjection, 3>& previous) {
+  AL_KERNEL_DISPATCH(trace, project_heads, plan, targets, progress, previous);
+  const Dims& dims = plan.dims;
+  const Index d = dims.d_model;
+  const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
+
+  // Work items: (job, block of kProjectionRows input rows).
+  std::vector<std::pair<size_t, Index>> tasks;
+  double flops = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const Index rows = dims.batch * jobs[j].length;
+    for (Index first = 0; first < rows; first += kProjectionRows) tasks.emplace_back(j, first);
+    flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
+  }
+
+  for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index task) {
+    const ProjectionJob& job = jobs[tasks[task].first];
+    const Index first = tasks[task].second;
+    const Index count = std::min(kProjectionRows, dims.batch * job.length - first);
+    const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
+    if (!job.weight) {  // direct mode: the given Q/K/V, only split into heads
+      scatter_to_heads(dims, job, x.data(), d, first, count);
+      return;
+    }
+    if (rows_unchanged(job, d, first, count)) {
+      copy_previous_rows(dims, job, first, count);
+      return;
+    }
+    // One buffer per thread, kept across calls: no allocation per work item.
+    thread_local Matrix projected;  // (count, width)
+    const StridedConstMap w(job.weight->data.data() + job.column, d, job.width,
+                            Eigen::OuterStride<>(job.weight->cols()));
+    projected.resize(count, job.width);
+    projected.noalias() = x * w;
+    if (job.bias)
+      projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column, job.width);
+    scatter_to_heads(dims, job, projected.data(), job.width, first, count);
+  });
+}
+
+Tensor combined_mask(const Plan& plan) {
+  const Dims& d = plan.dims;
+  Tensor mask({d.batch, d.len_q, d.len_kv}, 1.0f);
+  // Values other than 0 count as "attend": the seeds mask with masked_fill(mask == 0, fill).
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index i = 0; i < d.len_q; ++i) {
+      float* row = mask.data.data() + (b * d.len_q + i) * d.len_kv;
+      // Causal as PyTorch's torch.ones(Lq, Lk).tril(): query i sees keys 0..i.
+      if (plan.causal)
+        for (Index j = i + 1; j < d.len_kv; ++j) row[j] = 0.0f;
+      if (plan.key_padding) {
+        const float* pad = plan.key_padding->data.data() + b * d.len_kv;
+        for (Index j = 0; j < d.len_kv; ++j)
+          if (pad[j] == 0.0f) row[j] = 0.0f;
+      }
+      if (plan.custom) {
+        const Index batch_offset = plan.custom->rank() == 3 ? b * d.len_q * d.len_kv : 0;
+        const float* custom = plan.custom->data.data() + batch_offset + i * d.len_kv;
+        for (Index j = 0; j < d.len_kv; ++j)
+          if (custom[j] == 0.0f) row[j] = 0.0f;
+      }
+    }
+  return mask;
+}
+
+std::vector<unsigned char> fully_masked_rows(const Tensor& mask) {
+  const Index rows = mask.size() / mask.cols(), keys = mask.cols();
+  std::vector<unsigned char> flags(static_cast<size_t>(rows));
+  for (Index r = 0; r < rows; ++r) {
+    const float* row = mask.data.data() + r * keys;
+    flags[static_cast<size_t>(r)] = std::all_of(row, row + keys, [](float m) { return m == 0.0f; });
+  }
+  return flags;
+}
+
+void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress, float from, float to) {
+  AL_KERNEL_DISPATCH(trace, run_heads, plan, pass, progress, from, to);
+  const Dims& dims = plan.dims;
+  const Index lq = dims.len_q, lk = dims.len_kv, d_k = dims.d_k;
+  const Index blocks_per_head = (lq + kHeadRows - 1) / kHeadRows;
+  const Index tasks = dims.batch * dims.heads * blocks_per_head;
+  const float scale = static_cast<float>(plan.scale);
+  const float fill = static_cast<float>(plan.mask_fill);
+  const float keep_scale = static_cast<float>(1.0 / (1.0 - plan.dropout_p));  // inverted dropout
+  const double flops = static_cast<double>(dims.batch) * dims.heads * lq * lk * (2 * d_k + 8);
+
+  for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
+    const Index bh = task / blocks_per_head;  // b * h + head
+    const Index b = bh / dims.heads;
+    const Index first = (task % blocks_per_head) * kHeadRows;
+    const Index rows = std::min(kHeadRows, lq - first);
+    const Index square = bh * lq * lk;  // offset of this head's (Lq, Lk) matrix
+
+    if (pass.scores.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
+      MatrixMap scores(pass.scores.out + square + first * lk, rows, lk);
+      scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(bh).transpose();
+    }
+    for (Index i = first; i < first + rows; ++i) {
+      const Index row = square + i * lk;
+      const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
+      if (pass.scaled.out && pass.masked.out) {  // one pass writing both stages
+        const float* s = pass.scores.in + row;
+        float* scaled = pass.scaled.out + row;
+        float* masked = pass.masked.out + row;
+        for (Index j = 0; j < lk; ++j) {
+          const float v = s[j] * scale;
+          scaled[j] = v;
+          masked[j] = attend[j] != 0.0f ? v : fill;
+        }
+      } else if (pass.scaled.out) {
+        const float* s = pass.scores.in + row;
+        float* scaled = pass.scaled.out + row;
+        for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
+      } else if (pass.masked.out) {
+        const float* s = pass.scaled.in + row;
+        float* masked = pass.masked.out + row;
+        for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
+      }
+      if (pass.weights.out)
+        softmax_row(pass.masked.in + row, pass.weights.out + row, lk, pass.row_max + bh * lq + i,
+                    pass.row_sum + bh * lq + i);
+      if (pass.dropped.out) {
+        const float* w = pass.weights.in + row;
+        float* dropped = pass.dropped.out + row;
+        // w * 0 rather than 0: a NaN weight (fully masked row, -inf fill) stays NaN, as in PyTorch.
+        for (Index j = 0; j < lk; ++j)
+          dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
+      }
+    }
+    if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
+      const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
+      MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
+      context.noalias() = dropped * pass.v->matrix(bh);
+    }
+  });
+}
+
+void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat) {
+  const Index d_k = dims.d_k;
+  for (Index b = 0; b < dims.batch; ++b)
+    for (Index l = 0; l < dims.len_q; ++l)
+      for (Index head = 0; head < dims.heads; ++head)
+        std::memcpy(concat.data.data() + (b * dims.len_q + l) * dims.d_model + head * d_k,
+                    context.data.data() + ((b * dims.heads + head) * dims.len_q + l) * d_k,
+                    sizeof(float) * static_cast<size_t>(d_k));
+}
+
+void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress) {
+  AL_KERNEL_DISPATCH(trace, project_output, plan, concat, output, progress);
+  const Index d = plan.dims.d_model, rows = plan.dims.batch * plan.dims.len_q;
+  const Index tasks = (rows + kProjectionRows - 1) / kProjectionRows;
+  const double flops = static_cast<double>(rows) * d * d;
+  const ConstMatrixMap w(plan.w_o->data.data(), d, d);
+  for_each_task(tasks, flops > kParallelFlops, progress, 0.95f, 1.0f, [&](Index task) {
+    const Index first = task * kProjectionRows, count = std::min(kProjectionRows, rows - first);
+    MatrixMap out(output.data.data() + first * d, count, d);
+    out.noalias() = ConstMatrixMap(concat.data.data() + first * d, count, d) * w;
+    if (plan.b_o) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(plan.b_o->data.data(), d);
+  });
+}
+
+}  // namespace al::detail

@@ -1,0 +1,97 @@
+#pragma once
+// Internal to the core: the numeric passes of one attention computation.
+// Each writes into tensors the caller allocated (so the memory check happens
+// before any of them runs) and can be stopped between work items.
+#include <array>
+#include <atomic>
+#include <functional>
+#include <vector>
+
+#include "base/dropout.hpp"
+#include "numerics/attention_plan.hpp"
+
+namespace al::detail {
+
+// Cancellation and progress reporting for a computation's passes.
+struct Progress {
+  const std::atomic<bool>* cancel = nullptr;
+  const std::function<void(float)>* report = nullptr;
+
+  bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+  void operator()(float fraction) const {
+    if (report && *report) (*report)(fraction);
+  }
+};
+
+// out = exp(in - max) over a row of n values, with exactly 0 where the true
+// value underflows (a masked -inf cell); returns the sum. Vectorised with
+// Eigen's packet exp on unaligned loads, so a value's result does not depend on
+// where the row sits in memory; in == out is allowed. Shared by the trace's
+// softmax and FlashAttention.
+float exp_shifted(const float* in, float* out, Index n, float max);
+
+// Q, K, V in head layout (B, h, L, d_k) for each non-null target. Heads are
+// contiguous column blocks of d_model, as PyTorch's view(B, L, h, d_k).transpose(1, 2).
+// Column blocks of one weight applied to one input (fused W_qkv) are computed as
+// a single GEMM and then split.
+//
+// `previous[i]`, when set, is the previous trace's input and output for target
+// i computed with the same weight, bias and column block: a block of input rows
+// equal to the previous input's is copied from the previous output instead of
+// multiplied again (bit for bit the same: the blocks are the same GEMMs), so
+// editing one cell of X recomputes one block of rows, not all of them.
+struct PreviousProjection {
+  const Tensor* input = nullptr;   // (B, L, d_model)
+  const Tensor* output = nullptr;  // (B, h, L, d_k)
+};
+void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
+                   const std::array<PreviousProjection, 3>& previous = {});
+
+// (B, Lq, Lk): 1 where the query may attend the key, 0 where it is masked
+// (causal AND key padding AND custom).
+Tensor combined_mask(const Plan& plan);
+
+// (B, Lq): 1 where every key of the query's row is masked.
+std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
+
+// The (Lq, Lk) stages from scores to dropped, then the context, for every
+// (batch, head). A stage whose `out` is null is not computed: it is reused from
+// a previous trace or shared with the stage before it, and only read from `in`.
+struct StageBuffers {
+  const float* in = nullptr;
+  float* out = nullptr;
+};
+struct HeadPass {
+  const Tensor* q = nullptr;  // (B, h, Lq, d_k)
+  const Tensor* k = nullptr;  // (B, h, Lk, d_k)
+  const Tensor* v = nullptr;  // (B, h, Lk, d_k)
+  const float* mask = nullptr;  // (B, Lq, Lk) or null for no mask
+  StageBuffers scores, scaled, masked, weights, dropped;  // each (B, h, Lq, Lk)
+  float* row_max = nullptr;   // (B, h, Lq), written together with weights
+  float* row_sum = nullptr;   // (B, h, Lq)
+  float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed
+};
+// Reports progress from `from` to `to`.
+void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress, float from, float to);
+
+// (B, h, Lq, d_k) -> (B, Lq, d_model): heads side by side.
+void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
+
+// The views' summary of a per-head stage (B, h, R, C): the mean over heads and
+// each matrix's value ranges, in one pass parallel over (batch, row block).
+// `attend` is (B, R, C) with 0 = masked, or null: masked cells are left out of
+// the ranges (not of the mean).
+StageSummary summarize_stage(const Tensor& stage, const float* attend);
+
+// output = concat · W_O + b_O, (B, Lq, d_model).
+void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress);
+
+// The GEMM-heavy passes above in another compiled copy (numerics/kernel_dispatch.hpp).
+struct TraceKernels {
+  decltype(&detail::project_heads) project_heads;
+  decltype(&detail::run_heads) run_heads;
+  decltype(&detail::summarize_stage) summarize_stage;
+  decltype(&detail::project_output) project_output;
+};
+
+}  // namespace al::detail

@@ -1,0 +1,65 @@
+#pragma once
+// Internal to the core: a session checked once and resolved into what the
+// computation needs (sizes, where Q/K/V come from, the effective scale ...).
+// Both validate() and compute() go through make_plan(), so they can never
+// disagree about what is valid.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "base/error.hpp"
+#include "model/trace.hpp"
+
+namespace al::detail {
+
+// Where one of Q, K, V comes from: `input` times a column block of `weight`,
+// plus the same block of `bias` (projection mode); or `input` itself (direct).
+struct ProjectionSource {
+  TensorPtr input;   // (B, L, d_model) or (L, d_model)
+  TensorPtr weight;  // (d_model, n) math layout; null in direct mode
+  Index column = 0;  // first column of the block: W_qkv holds Q at 0, K at d_model, V at 2·d_model
+  TensorPtr bias;    // (n), null when there is no bias
+
+  bool operator==(const ProjectionSource& o) const {
+    return input == o.input && weight == o.weight && column == o.column && bias == o.bias;
+  }
+};
+
+enum { kQ = 0, kK = 1, kV = 2 };
+
+struct Plan {
+  Dims dims;
+  double scale = 1.0;                   // multiplies QKᵀ
+  std::array<ProjectionSource, 3> qkv;  // indexed by kQ, kK, kV
+  TensorPtr w_o, b_o;                   // null w_o: output is the concat itself
+  bool causal = false;
+  TensorPtr key_padding;                // (B, Lk) or (Lk) when B = 1
+  TensorPtr custom;                     // (Lq, Lk) or (B, Lq, Lk)
+  double mask_fill = 0;
+  bool dropout_active = false;          // training && p > 0
+  double dropout_p = 0;
+  std::uint64_t dropout_seed = 0;
+
+  bool has_mask() const { return causal || key_padding || custom; }
+  // Stages that equal their predecessor are stored once (same pointer).
+  bool scaled_is_scores() const { return scale == 1.0; }
+  bool masked_is_scaled() const { return !has_mask(); }
+  bool dropped_is_weights() const { return !dropout_active; }
+  bool output_is_concat() const { return w_o == nullptr; }
+};
+
+bool same_dims(const Dims& a, const Dims& b);
+
+Result<Plan> make_plan(const Session& session);
+
+// Bytes of the distinct tensors the trace of `plan` holds; TooLarge if the
+// count does not even fit in 64 bits.
+Result<Index> trace_bytes(const Plan& plan);
+
+// Bytes actually held by a trace (shared stages counted once).
+Index trace_memory(const Trace& trace);
+
+// "545 bytes", "1.5 GiB (1610612736 bytes)"
+std::string human_bytes(Index bytes);
+
+}  // namespace al::detail

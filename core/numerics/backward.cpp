@@ -1,0 +1,419 @@
+#include "numerics/backward.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "numerics/attention.hpp"
+#include "numerics/attention_plan.hpp"
+
+namespace al {
+
+namespace {
+
+using detail::Plan;
+using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+
+// Rows (or columns) per work item of the projection GEMMs, and the size below
+// which a pass stays on the calling thread (as in the forward's kernels).
+constexpr Index kBlock = 64;
+constexpr double kParallelFlops = 2e5;
+
+template <class Body>
+void parallel_for(Index count, double flops, Body&& body) {
+#pragma omp parallel for schedule(dynamic, 1) if (flops > kParallelFlops && count > 1)
+  for (Index task = 0; task < count; ++task) body(task);
+}
+
+// A matrix in "model layout" (rows = batch · length, each row d_model or more
+// columns wide) where one of Q, K, V (or the context) keeps its heads side by side.
+struct ModelLayout {
+  float* data = nullptr;
+  Index stride = 0;  // floats per row
+  Index column = 0;  // first column of this tensor's d_model columns
+  Index length = 0;  // L: rows per batch item
+  // Head `head` of batch item b: (L, d_k) with the row stride of the whole matrix.
+  StridedMap head(Index b, Index head, Index d_k) const {
+    return StridedMap(data + b * length * stride + column + head * d_k, length, d_k, Eigen::OuterStride<>(stride));
+  }
+};
+
+// (B, L, width) model layout -> (B, h, L, d_k) for columns [column, column + d_model).
+Tensor to_head_layout(const Dims& dims, const ModelLayout& from) {
+  Tensor out({dims.batch, dims.heads, from.length, dims.d_k});
+  for (Index b = 0; b < dims.batch; ++b)
+    for (Index head = 0; head < dims.heads; ++head) out.matrix(b * dims.heads + head) = from.head(b, head, dims.d_k);
+  return out;
+}
+
+// A query whose every key is masked with −∞ fill has NaN weights: the backward
+// reads them as 0 (see backward.hpp). (B, Lq) flags, empty when there is none.
+std::vector<unsigned char> absent_queries(const Trace& trace) {
+  const bool nan_rows = std::isinf(trace.mask_fill) && trace.mask_fill < 0 && trace.any_fully_masked();
+  return nan_rows ? trace.fully_masked_rows : std::vector<unsigned char>{};
+}
+
+// The gradient buffers of the five (Lq, Lk) stages of one head, from dropped
+// back to scores. Equal stages (or, without keep_stages, all of them) share a
+// buffer and each step then works in place.
+struct SquareGradients {
+  float* dropped;
+  float* weights;
+  float* masked;
+  float* scaled;
+  float* scores;
+};
+
+// Everything the per-head steps read, for one (b, head).
+struct HeadStep {
+  const Plan& plan;
+  const Trace& trace;
+  Index b, head, bh;
+  const std::vector<unsigned char>& absent;  // (B, Lq) or empty
+};
+
+// dDropped = dContext·Vᵀ (Lq, Lk) and dV = droppedᵀ·dContext (Lk, d_k).
+void context_backward(const HeadStep& s, const StridedMap& d_context, float* d_dropped, StridedMap& d_v) {
+  const Dims& d = s.trace.dims;
+  const ConstMatrixMap v = s.trace.stage(Stage::V).matrix(s.bh);              // (Lk, d_k)
+  const ConstMatrixMap dropped = s.trace.stage(Stage::Dropped).matrix(s.bh);  // (Lq, Lk)
+  MatrixMap(d_dropped, d.len_q, d.len_kv).noalias() = d_context * v.transpose();
+  if (s.absent.empty()) {
+    d_v.noalias() = dropped.transpose() * d_context;
+    return;
+  }
+  thread_local Matrix present;  // (Lq, Lk): dropped with the absent queries' NaN rows as 0
+  present = dropped;
+  for (Index i = 0; i < d.len_q; ++i)
+    if (s.absent[static_cast<size_t>(s.b * d.len_q + i)]) present.row(i).setZero();
+  d_v.noalias() = present.transpose() * d_context;
+}
+
+// dWeights = dDropped ⊙ keep / (1 − p), with the forward's keep decisions.
+void dropout_backward(const HeadStep& s, const float* d_dropped, float* d_weights) {
+  const Dims& d = s.trace.dims;
+  const Index cells = d.len_q * d.len_kv, first = s.bh * cells;
+  const float keep_scale = static_cast<float>(1.0 / (1.0 - s.plan.dropout_p));
+  for (Index c = 0; c < cells; ++c)
+    d_weights[c] =
+        dropout_keeps(s.plan.dropout_seed, s.plan.dropout_p, first + c) ? d_dropped[c] * keep_scale : 0.0f;
+}
+
+// dMasked_ij = w_ij (dWeights_ij − Σ_k w_ik dWeights_ik): the softmax's Jacobian
+// applied row by row. Masked cells (w = 0) get exactly 0; absent queries 0.
+void softmax_backward(const HeadStep& s, const float* d_weights, float* d_masked) {
+  const Dims& d = s.trace.dims;
+  const float* w = s.trace.stage(Stage::Weights).data.data() + s.bh * d.len_q * d.len_kv;
+  for (Index i = 0; i < d.len_q; ++i) {
+    const Index row = i * d.len_kv;
+    if (!s.absent.empty() && s.absent[static_cast<size_t>(s.b * d.len_q + i)]) {
+      std::fill(d_masked + row, d_masked + row + d.len_kv, 0.0f);
+      continue;
+    }
+    double dot = 0;  // Σ_k w_ik g_ik
+    for (Index k = 0; k < d.len_kv; ++k) dot += static_cast<double>(w[row + k]) * d_weights[row + k];
+    const float shift = static_cast<float>(dot);
+    for (Index k = 0; k < d.len_kv; ++k) d_masked[row + k] = w[row + k] * (d_weights[row + k] - shift);
+  }
+}
+
+// dScaled = dMasked where the mask attends, 0 where the cell was replaced by the fill.
+void mask_backward(const HeadStep& s, const float* d_masked, float* d_scaled) {
+  const Dims& d = s.trace.dims;
+  const float* attend = s.trace.mask->data.data() + s.b * d.len_q * d.len_kv;  // (Lq, Lk) of this batch item
+  for (Index c = 0; c < d.len_q * d.len_kv; ++c) d_scaled[c] = attend[c] != 0.0f ? d_masked[c] : 0.0f;
+}
+
+// dScores = scale · dScaled.
+void scale_backward(const HeadStep& s, const float* d_scaled, float* d_scores) {
+  const Dims& d = s.trace.dims;
+  const float scale = static_cast<float>(s.plan.scale);
+  for (Index c = 0; c < d.len_q * d.len_kv; ++c) d_scores[c] = d_scaled[c] * scale;
+}
+
+// dQ = dScores·K (Lq, d_k), dK = dScoresᵀ·Q (Lk, d_k).
+void scores_backward(const HeadStep& s, const float* d_scores, StridedMap& d_q, StridedMap& d_k) {
+  const Dims& d = s.trace.dims;
+  const ConstMatrixMap g(d_scores, d.len_q, d.len_kv);
+  d_q.noalias() = g * s.trace.stage(Stage::K).matrix(s.bh);
+  d_k.noalias() = g.transpose() * s.trace.stage(Stage::Q).matrix(s.bh);
+}
+
+// Every step from dContext back to dQ, dK, dV, one (b, head) per task.
+// `keep` holds the (B, h, Lq, Lk) stage gradients, or nulls (scratch per head).
+void heads_backward(const Plan& plan, const Trace& trace, const ModelLayout& d_context,
+                    const std::array<ModelLayout, 3>& d_qkv, const SquareGradients* keep) {
+  const Dims& d = trace.dims;
+  const std::vector<unsigned char> absent = absent_queries(trace);
+  const double flops = 8.0 * d.batch * d.heads * d.len_q * d.len_kv * d.d_k;
+  parallel_for(d.batch * d.heads, flops, [&](Index bh) {
+    const HeadStep s{plan, trace, bh / d.heads, bh % d.heads, bh, absent};
+    const Index offset = bh * d.len_q * d.len_kv;
+    thread_local Matrix scratch;  // (Lq, Lk) when the stage gradients are not kept
+    SquareGradients g;
+    if (keep) {
+      g = {keep->dropped + offset, keep->weights + offset, keep->masked + offset, keep->scaled + offset,
+           keep->scores + offset};
+    } else {
+      scratch.resize(d.len_q, d.len_kv);
+      g = {scratch.data(), scratch.data(), scratch.data(), scratch.data(), scratch.data()};
+    }
+    StridedMap dc = d_context.head(s.b, s.head, d.d_k);
+    StridedMap dq = d_qkv[detail::kQ].head(s.b, s.head, d.d_k), dk = d_qkv[detail::kK].head(s.b, s.head, d.d_k),
+               dv = d_qkv[detail::kV].head(s.b, s.head, d.d_k);
+    context_backward(s, dc, g.dropped, dv);
+    if (plan.dropout_active) dropout_backward(s, g.dropped, g.weights);
+    else if (g.weights != g.dropped) std::memcpy(g.weights, g.dropped, sizeof(float) * d.len_q * d.len_kv);
+    softmax_backward(s, g.weights, g.masked);
+    if (trace.mask) mask_backward(s, g.masked, g.scaled);
+    else if (g.scaled != g.masked) std::memcpy(g.scaled, g.masked, sizeof(float) * d.len_q * d.len_kv);
+    if (plan.scale != 1.0 || g.scores != g.scaled) scale_backward(s, g.scaled, g.scores);
+    scores_backward(s, g.scores, dq, dk);
+  });
+}
+
+// out (n, m) = a (n, k) · b (k, m), parallel over blocks of rows (n large, k and m moderate).
+template <class A, class B>
+void multiply_rows(const A& a, const B& b, MatrixMap out) {
+  const Index n = a.rows(), blocks = (n + kBlock - 1) / kBlock;
+  parallel_for(blocks, 2.0 * n * a.cols() * b.cols(), [&](Index task) {
+    const Index first = task * kBlock, count = std::min(kBlock, n - first);
+    out.middleRows(first, count).noalias() = a.middleRows(first, count) * b;
+  });
+}
+
+// out (k, m) = aᵀ · c for a (n, k), c (n, m): the sum over n rows, parallel over blocks of m.
+template <class A, class C>
+void multiply_transposed_columns(const A& a, const C& c, StridedMap out) {
+  const Index m = c.cols(), blocks = (m + kBlock - 1) / kBlock;
+  parallel_for(blocks, 2.0 * a.rows() * a.cols() * m, [&](Index task) {
+    const Index first = task * kBlock, count = std::min(kBlock, m - first);
+    out.middleCols(first, count).noalias() = a.transpose() * c.middleCols(first, count);
+  });
+}
+
+// Column sums of a (n, m) matrix into `out` (m), in double.
+template <class A>
+void column_sums(const A& a, float* out) {
+  Eigen::RowVectorXd sums = a.template cast<double>().colwise().sum();
+  for (Index j = 0; j < a.cols(); ++j) out[j] = static_cast<float>(sums[j]);
+}
+
+Tensor zeros_like(const TensorPtr& t) { return Tensor(t->shape); }
+
+// A row-major view of a (B, L, d) or (L, d) input as (B·L, d).
+ConstMatrixMap rows_of(const Tensor& t, Index d) { return ConstMatrixMap(t.data.data(), t.size() / d, d); }
+
+// output = concat·W_O + b_O: dConcat = dOutput·W_Oᵀ, dW_O = concatᵀ·dOutput, db_O = Σ_rows dOutput.
+void output_backward(const Plan& plan, const Trace& trace, const Tensor& d_output, Tensor& d_concat,
+                     Tensor& d_w_o, Tensor* d_b_o) {
+  const Index d = plan.dims.d_model;
+  const ConstMatrixMap g = rows_of(d_output, d);  // (B·Lq, d_model)
+  const ConstMatrixMap w_o(plan.w_o->data.data(), d, d);
+  multiply_rows(g, w_o.transpose(), MatrixMap(d_concat.data.data(), g.rows(), d));
+  const std::vector<unsigned char> absent = absent_queries(trace);
+  const ConstMatrixMap concat = rows_of(trace.stage(Stage::Concat), d);
+  StridedMap dw(d_w_o.data.data(), d, d, Eigen::OuterStride<>(d));
+  if (absent.empty()) {
+    multiply_transposed_columns(concat, g, dw);
+  } else {  // absent queries' NaN rows of concat read as 0
+    Matrix present = concat;
+    for (Index r = 0; r < present.rows(); ++r)
+      if (absent[static_cast<size_t>(r)]) present.row(r).setZero();
+    multiply_transposed_columns(present, g, dw);
+  }
+  if (d_b_o) column_sums(g, d_b_o->data.data());
+}
+
+// One projection GEMM seen backwards: `input` times column blocks of weights
+// made Q, K and/or V (`targets`, consecutive in dP's columns).
+struct ProjectionGroup {
+  TensorPtr input;          // (B, L, d_model)
+  std::string input_name;   // x, x_q or x_kv
+  std::vector<int> targets; // among kQ, kK, kV
+  Matrix d_projected;       // (B·L, targets·d_model): dQ | dK | dV of these targets
+};
+
+std::vector<ProjectionGroup> projection_groups(const Plan& plan, bool cross) {
+  if (!cross) return {ProjectionGroup{plan.qkv[detail::kQ].input, "x", {detail::kQ, detail::kK, detail::kV}, {}}};
+  return {ProjectionGroup{plan.qkv[detail::kQ].input, "x_q", {detail::kQ}, {}},
+          ProjectionGroup{plan.qkv[detail::kK].input, "x_kv", {detail::kK, detail::kV}, {}}};
+}
+
+struct WeightGradients {
+  Tensor w[3], b[3];  // separate W_Q, W_K, W_V (d, d) and biases
+  Tensor w_qkv, b_qkv;  // fused (d, 3d), (3d)
+};
+
+// dW = xᵀ·dP, db = Σ_rows dP, dx = dP·Wᵀ for one group, W being the group's
+// weight blocks side by side (d_model, targets·d_model).
+void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& group, Tensor& d_input,
+                         WeightGradients& out) {
+  const Index d = plan.dims.d_model, width = group.d_projected.cols();
+  const ConstMatrixMap x = rows_of(*group.input, d);
+  const Index first_column = plan.qkv[group.targets.front()].column;
+  Matrix w_group;  // (d, width) when the blocks are separate matrices
+  if (!fused) {
+    w_group.resize(d, width);
+    for (size_t t = 0; t < group.targets.size(); ++t)
+      w_group.middleCols(static_cast<Index>(t) * d, d) = ConstMatrixMap(plan.qkv[group.targets[t]].weight->data.data(), d, d);
+  }
+  const StridedConstMap w = fused ? StridedConstMap(plan.qkv[0].weight->data.data() + first_column, d, width,
+                                                    Eigen::OuterStride<>(3 * d))
+                                  : StridedConstMap(w_group.data(), d, width, Eigen::OuterStride<>(width));
+  multiply_rows(group.d_projected, w.transpose(), MatrixMap(d_input.data.data(), x.rows(), d));
+
+  if (fused) {
+    multiply_transposed_columns(x, group.d_projected,
+                                StridedMap(out.w_qkv.data.data() + first_column, d, width, Eigen::OuterStride<>(3 * d)));
+    if (plan.qkv[0].bias) column_sums(group.d_projected, out.b_qkv.data.data() + first_column);
+    return;
+  }
+  Matrix d_w(d, width);
+  multiply_transposed_columns(x, group.d_projected, StridedMap(d_w.data(), d, width, Eigen::OuterStride<>(width)));
+  for (size_t t = 0; t < group.targets.size(); ++t) {
+    const int i = group.targets[t];
+    MatrixMap(out.w[i].data.data(), d, d) = d_w.middleCols(static_cast<Index>(t) * d, d);
+    if (plan.qkv[i].bias) column_sums(group.d_projected.middleCols(static_cast<Index>(t) * d, d), out.b[i].data.data());
+  }
+}
+
+double loss_of(const Tensor& output, const Tensor& upstream) {
+  double loss = 0;
+  for (Index i = 0; i < output.size(); ++i) loss += static_cast<double>(output.data[i]) * upstream.data[i];
+  return loss;
+}
+
+}  // namespace
+
+const Tensor* Gradients::input(const std::string& name) const {
+  for (const NamedGradient& g : inputs)
+    if (g.name == name) return g.gradient.get();
+  return nullptr;
+}
+
+std::optional<Error> check_upstream(const Trace& trace, const Tensor& upstream) {
+  const Dims& d = trace.dims;
+  const std::vector<Index> output = {d.batch, d.len_q, d.d_model};
+  const bool fits = upstream.shape == output ||
+                    (d.batch == 1 && upstream.shape == std::vector<Index>{d.len_q, d.d_model});
+  if (fits && upstream.size() == shape_product(output)) return std::nullopt;
+  return make_error(ErrorCode::ShapeMismatch,
+                    "the upstream gradient G has shape " + shape_string(upstream.shape) +
+                        " but the output has shape " + shape_string(output) + ": G needs the output's shape",
+                    {{"shape", shape_string(upstream.shape)}, {"expected", shape_string(output)}});
+}
+
+Result<Gradients> backward(const Session& session, const Trace& trace, const Tensor& upstream,
+                           const BackwardOptions& options) {
+  auto planned = detail::make_plan(session);
+  if (!planned) return planned.error();
+  const Plan& plan = *planned;
+  if (!detail::same_dims(plan.dims, trace.dims))
+    return make_error(ErrorCode::ShapeMismatch, "the trace was not computed from this session (its sizes differ)");
+  if (auto e = check_upstream(trace, upstream)) return *e;
+  const Dims& d = trace.dims;
+  const bool cross = session.config.attention == AttentionKind::Cross;
+  const bool direct = session.config.mode == InputMode::Direct;
+
+  Gradients result;
+  result.loss = loss_of(trace.stage(Stage::Output), upstream);
+  const Tensor d_output({d.batch, d.len_q, d.d_model}, upstream.data);
+
+  // Output and concat: dConcat (B, Lq, d_model).
+  auto d_concat = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.len_q, d.d_model});
+  std::optional<Tensor> d_w_o, d_b_o;
+  if (plan.w_o) {
+    d_w_o = zeros_like(plan.w_o);
+    if (plan.b_o) d_b_o = zeros_like(plan.b_o);
+    output_backward(plan, trace, d_output, *d_concat, *d_w_o, d_b_o ? &*d_b_o : nullptr);
+  } else {
+    d_concat->data = upstream.data;
+  }
+
+  // dQ, dK, dV in model layout: (B·L, targets·d_model) per projection group, or
+  // the direct inputs' own (B, L, d_model) gradients.
+  std::vector<ProjectionGroup> groups = direct ? std::vector<ProjectionGroup>{} : projection_groups(plan, cross);
+  std::array<Tensor, 3> d_direct;
+  std::array<ModelLayout, 3> d_qkv;
+  const std::array<Index, 3> lengths = {d.len_q, d.len_kv, d.len_kv};
+  if (direct) {
+    for (int i = 0; i < 3; ++i) {
+      d_direct[i] = zeros_like(plan.qkv[i].input);
+      d_qkv[i] = {d_direct[i].data.data(), d.d_model, 0, lengths[i]};
+    }
+  } else {
+    for (ProjectionGroup& g : groups) {
+      const Index length = lengths[g.targets.front()];
+      g.d_projected.resize(d.batch * length, static_cast<Index>(g.targets.size()) * d.d_model);
+      for (size_t t = 0; t < g.targets.size(); ++t)
+        d_qkv[g.targets[t]] = {g.d_projected.data(), g.d_projected.cols(), static_cast<Index>(t) * d.d_model, length};
+    }
+  }
+
+  // The (Lq, Lk) stages' gradients, stored only when kept; equal stages share.
+  std::array<std::shared_ptr<Tensor>, kStageCount> kept;
+  auto at = [&](Stage s) -> std::shared_ptr<Tensor>& { return kept[static_cast<int>(s)]; };
+  SquareGradients square{};
+  if (options.keep_stages) {
+    const std::vector<Index> shape = {d.batch, d.heads, d.len_q, d.len_kv};
+    at(Stage::Dropped) = std::make_shared<Tensor>(shape);
+    at(Stage::Weights) = plan.dropped_is_weights() ? at(Stage::Dropped) : std::make_shared<Tensor>(shape);
+    at(Stage::Masked) = std::make_shared<Tensor>(shape);
+    at(Stage::Scaled) = plan.masked_is_scaled() ? at(Stage::Masked) : std::make_shared<Tensor>(shape);
+    at(Stage::Scores) = plan.scaled_is_scores() ? at(Stage::Scaled) : std::make_shared<Tensor>(shape);
+    square = {at(Stage::Dropped)->data.data(), at(Stage::Weights)->data.data(), at(Stage::Masked)->data.data(),
+              at(Stage::Scaled)->data.data(), at(Stage::Scores)->data.data()};
+  }
+  const ModelLayout d_context{d_concat->data.data(), d.d_model, 0, d.len_q};
+  heads_backward(plan, trace, d_context, d_qkv, options.keep_stages ? &square : nullptr);
+
+  if (options.keep_stages) {
+    for (int i = 0; i < 3; ++i) kept[i] = std::make_shared<Tensor>(to_head_layout(d, d_qkv[i]));
+    at(Stage::Context) = std::make_shared<Tensor>(to_head_layout(d, d_context));
+    at(Stage::Concat) = d_concat;
+    at(Stage::Output) = plan.w_o ? std::make_shared<Tensor>(d_output) : d_concat;
+    for (int i = 0; i < kStageCount; ++i) result.stages[i] = kept[i];
+  }
+
+  // Inputs, then weights, under the session's own names.
+  auto add = [&](std::string name, Tensor t) { result.inputs.push_back({std::move(name), make_tensor(std::move(t))}); };
+  if (direct) {
+    const char* names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; ++i) add(names[i], std::move(d_direct[i]));
+  } else {
+    WeightGradients w;
+    const Weights& sw = session.weights;
+    if (sw.fused()) {
+      w.w_qkv = zeros_like(sw.w_qkv);
+      if (plan.qkv[0].bias) w.b_qkv = zeros_like(sw.b_qkv);
+    } else {
+      const TensorPtr* ws[3] = {&sw.w_q, &sw.w_k, &sw.w_v};
+      const TensorPtr* bs[3] = {&sw.b_q, &sw.b_k, &sw.b_v};
+      for (int i = 0; i < 3; ++i) {
+        w.w[i] = zeros_like(*ws[i]);
+        if (plan.qkv[i].bias) w.b[i] = zeros_like(*bs[i]);
+      }
+    }
+    for (ProjectionGroup& g : groups) {
+      Tensor d_input = zeros_like(g.input);
+      projection_backward(plan, sw.fused(), g, d_input, w);
+      add(g.input_name, std::move(d_input));
+    }
+    if (sw.fused()) {
+      add("w_qkv", std::move(w.w_qkv));
+      if (plan.qkv[0].bias) add("b_qkv", std::move(w.b_qkv));
+    } else {
+      const char* names[3][2] = {{"w_q", "b_q"}, {"w_k", "b_k"}, {"w_v", "b_v"}};
+      for (int i = 0; i < 3; ++i) {
+        add(names[i][0], std::move(w.w[i]));
+        if (plan.qkv[i].bias) add(names[i][1], std::move(w.b[i]));
+      }
+    }
+  }
+  if (d_w_o) add("w_o", std::move(*d_w_o));
+  if (d_b_o) add("b_o", std::move(*d_b_o));
+  return result;
+}
+
+}  // namespace al

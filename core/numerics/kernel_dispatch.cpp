@@ -1,0 +1,42 @@
+#include "numerics/kernel_dispatch.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#ifdef ATTENTION_LAB_AVX2_KERNELS
+// The AVX2+FMA copy's table (numerics/variants/kernel_table.cpp): the only global symbol
+// of kernels_avx2.o, whose other symbols core/CMakeLists.txt made local.
+extern "C" const al::detail::KernelTable al_kernels_avx2;
+#endif
+
+namespace al::detail {
+
+namespace {
+
+const KernelTable* choose() {
+#ifdef ATTENTION_LAB_AVX2_KERNELS
+  const char* forced = std::getenv("ATTENTION_LAB_CPU");
+  if (forced && std::strcmp(forced, "baseline") == 0) return nullptr;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &al_kernels_avx2;
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
+const KernelTable* faster_kernels() {
+  static const KernelTable* const chosen = choose();
+  return chosen;
+}
+
+const char* kernel_path() {
+  if (const KernelTable* faster = faster_kernels()) return faster->name;
+#if defined(__x86_64__)
+  return "x86-64 baseline";
+#else
+  return "portable (Eigen's packets for this architecture)";
+#endif
+}
+
+}  // namespace al::detail

@@ -1,0 +1,38 @@
+#pragma once
+// The one dispatch point of the hot kernels (trace GEMMs, softmax, FlashAttention, linear
+// attention). The whole program is compiled for the portable x86-64 baseline; on x86-64 the
+// kernel files are compiled a second time with AVX2+FMA (core/CMakeLists.txt), and that copy
+// is used when the CPU has both and $ATTENTION_LAB_CPU is not "baseline". Each dispatched
+// entry starts with AL_KERNEL_DISPATCH, which hands the call to the faster copy; inside that
+// copy (AL_KERNEL_VARIANT) the macro is empty. No x86 intrinsics anywhere: Eigen picks
+// its packets (SSE2, AVX2, NEON) from the compiler flags of each copy.
+
+namespace al::detail {
+
+struct TraceKernels;   // attention_kernels.hpp
+struct FlashKernels;   // flash_attention.hpp
+struct LinearKernels;  // linear_attention.hpp
+
+struct KernelTable {
+  const char* name;  // what --version shows
+  const TraceKernels* trace;
+  const FlashKernels* flash;
+  const LinearKernels* linear;
+};
+
+// The faster copy when this CPU runs it and it is not switched off; else null (run the
+// baseline code). Decided once, on the first call.
+const KernelTable* faster_kernels();
+
+// The active path, e.g. "x86-64-v3 (AVX2+FMA)" or "x86-64 baseline".
+const char* kernel_path();
+
+}  // namespace al::detail
+
+#ifdef AL_KERNEL_VARIANT
+#define AL_KERNEL_DISPATCH(group, name, ...)
+#else
+#define AL_KERNEL_DISPATCH(group, name, ...)                                                \
+  if (const ::al::detail::KernelTable* faster = ::al::detail::faster_kernels()) \
+  return faster->group->name(__VA_ARGS__)
+#endif

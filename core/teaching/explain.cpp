@@ -1,0 +1,249 @@
+#include "teaching/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "numerics/attention.hpp"
+#include "editing/edits.hpp"
+#include "teaching/lab_numbers.hpp"
+
+namespace al {
+
+namespace {
+
+bool is_per_head(Stage s) { return s != Stage::Concat && s != Stage::Output; }
+
+// Keeps the `max_terms` largest |value| (largest first) and folds the others
+// into `rest`; the total is always the full sum.
+TermSum make_sum(std::vector<SumTerm> terms, Index max_terms, std::optional<double> bias) {
+  TermSum sum;
+  sum.total_terms = static_cast<Index>(terms.size());
+  for (const SumTerm& t : terms) sum.total += t.value;
+  if (bias) {
+    sum.has_bias = true;
+    sum.bias = *bias;
+    sum.total += *bias;
+  }
+  if (max_terms > 0 && sum.total_terms > max_terms) {
+    std::stable_sort(terms.begin(), terms.end(), [](const SumTerm& a, const SumTerm& b) {
+      return std::fabs(a.value) > std::fabs(b.value);
+    });
+    for (size_t k = static_cast<size_t>(max_terms); k < terms.size(); ++k) sum.rest += terms[k].value;
+    terms.resize(static_cast<size_t>(max_terms));
+  }
+  sum.terms = std::move(terms);
+  return sum;
+}
+
+// Σ_p a[p]·b[p] over two strided float sequences.
+std::vector<SumTerm> products(const float* a, Index a_stride, const float* b, Index b_stride, Index n) {
+  std::vector<SumTerm> terms(static_cast<size_t>(n));
+  for (Index p = 0; p < n; ++p) {
+    SumTerm& t = terms[static_cast<size_t>(p)];
+    t.index = p;
+    t.factor_a = a[p * a_stride];
+    t.factor_b = b[p * b_stride];
+    t.value = t.factor_a * t.factor_b;
+  }
+  return terms;
+}
+
+// Row `row` of batch item `batch` of an input that is (B, L, d) or (L, d).
+const float* input_row(const Tensor& t, Index batch, Index row) {
+  const Index k = t.rank() >= 3 ? batch : 0;
+  return t.data.data() + (k * t.rows() + row) * t.cols();
+}
+
+Error cell_error(const std::string& what) { return Error{ErrorCode::InvalidConfig, what, {}}; }
+
+}  // namespace
+
+namespace {
+std::string factor(double v) {
+  const std::string text = lab_number(v);
+  return v < 0 ? "(" + text + ")" : text;
+}
+}  // namespace
+
+std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol, const std::string& smaller_terms) {
+  std::string text;
+  for (const SumTerm& t : sum.terms) {
+    if (!text.empty()) text += " + ";
+    text += factor(t.factor_a) + "×" + factor(t.factor_b);
+  }
+  if (sum.capped()) {
+    text += " + " + std::to_string(sum.total_terms - static_cast<Index>(sum.terms.size())) + " " + smaller_terms +
+            " (" + lab_number(sum.rest) + ")";
+  }
+  if (sum.has_bias) text += (text.empty() ? "" : " + ") + bias_symbol + " (" + lab_number(sum.bias) + ")";
+  return text + " = " + lab_number(sum.total);
+}
+
+Result<Explanation> explain_cell(const Trace& trace, const Session& session, const CellAddress& cell,
+                                 Index max_terms) {
+  const Dims& d = trace.dims;
+  const Tensor& stage = trace.stage(cell.stage);
+  const bool per_head = is_per_head(cell.stage);
+  const Index rows = stage.rows(), cols = stage.cols();
+  if (cell.batch < 0 || cell.batch >= d.batch || cell.row < 0 || cell.row >= rows || cell.col < 0 ||
+      cell.col >= cols || (per_head && (cell.head < -1 || cell.head >= d.heads)))
+    return cell_error(std::string("no cell [") + std::to_string(cell.row) + ", " + std::to_string(cell.col) +
+                      "] of batch item " + std::to_string(cell.batch) + ", head " + std::to_string(cell.head) +
+                      " in stage " + stage_name(cell.stage) + " (" + shape_string(stage.shape) + ")");
+
+  Explanation e;
+  e.cell = cell;
+  e.d_k = d.d_k;
+  const Index b = cell.batch, h = per_head ? cell.head : 0, i = cell.row, c = cell.col;
+  const Index bh = b * d.heads + h;  // matrix index of (b, h) in a (B, h, R, C) stage
+
+  if (per_head && cell.head < 0) {
+    // The heatmaps' "average" view: mean over heads.
+    std::vector<SumTerm> terms;
+    double mean = 0;
+    for (Index k = 0; k < d.heads; ++k) {
+      const float v = stage.matrix(b * d.heads + k)(i, c);
+      terms.push_back({k, v, 1.0 / static_cast<double>(d.heads), v / static_cast<double>(d.heads)});
+      mean += v;
+    }
+    e.kind = ExplainKind::Average;
+    e.value = static_cast<float>(mean / static_cast<double>(d.heads));
+    e.sum = make_sum(std::move(terms), max_terms, std::nullopt);
+    for (Index k = 0; k < d.heads; ++k) e.sources.push_back({stage_name(cell.stage), b, k, true, i});
+    return e;
+  }
+  e.value = per_head ? stage.matrix(bh)(i, c) : stage.matrix(b)(i, c);
+
+  auto key_row = [&](Stage s, Index row) { return SourceLine{stage_name(s), b, h, true, row}; };
+  auto key_col = [&](Stage s, Index col) { return SourceLine{stage_name(s), b, h, false, col}; };
+
+  switch (cell.stage) {
+    case Stage::Q:
+    case Stage::K:
+    case Stage::V: {
+      const bool is_q = cell.stage == Stage::Q;
+      const Index column = h * d.d_k + c;  // the head's columns are a block of d_model
+      if (session.config.mode == InputMode::Direct) {
+        e.kind = ExplainKind::Given;
+        e.sources.push_back({stage_name(cell.stage), b, -1, true, i});
+        e.sources.push_back({stage_name(cell.stage), b, -1, false, column});
+        break;
+      }
+      const bool cross_kv = !is_q && session.config.attention == AttentionKind::Cross;
+      const TensorPtr& x = cross_kv ? session.x_kv : session.x;
+      const InputId weight_id = is_q ? InputId::WQ : cell.stage == Stage::K ? InputId::WK : InputId::WV;
+      const InputId bias_id = is_q ? InputId::BQ : cell.stage == Stage::K ? InputId::BK : InputId::BV;
+      const TensorPtr w = input(session, weight_id);  // (d_model, d_model), split out of W_qkv if fused
+      if (!x || !w) return cell_error("the session has no input or weight for this projection");
+      std::optional<double> bias;
+      if (session.config.bias)
+        if (TensorPtr bvec = input(session, bias_id)) bias = bvec->data[static_cast<size_t>(column)];
+      e.kind = ExplainKind::Projection;
+      e.sum = make_sum(products(input_row(*x, b, i), 1, w->data.data() + column, w->cols(), d.d_model),
+                       max_terms, bias);
+      e.sources.push_back({cross_kv ? "x_kv" : "x", b, -1, true, i});
+      e.sources.push_back({input_name(weight_id), 0, -1, false, column});
+      if (session.weights.fused()) {
+        const Index block = is_q ? 0 : cell.stage == Stage::K ? 1 : 2;  // W_qkv = [W_Q | W_K | W_V]
+        const Index begin = block * d.d_model;
+        e.fused_slice = FusedWeightSlice{weight_id, begin, begin + d.d_model, begin + column};
+        e.sources.push_back({input_name(InputId::WQkv), 0, -1, false, begin + column});
+      }
+      break;
+    }
+    case Stage::Scores: {
+      const Tensor& q = trace.stage(Stage::Q);  // (B, h, Lq, d_k)
+      const Tensor& k = trace.stage(Stage::K);  // (B, h, Lk, d_k)
+      e.kind = ExplainKind::Score;
+      e.sum = make_sum(products(q.matrix(bh).row(i).data(), 1, k.matrix(bh).row(c).data(), 1, d.d_k),
+                       max_terms, std::nullopt);
+      e.sources = {key_row(Stage::Q, i), key_row(Stage::K, c)};
+      break;
+    }
+    case Stage::Scaled:
+      e.kind = ExplainKind::Scaled;
+      e.scale_mode = session.config.scale.mode;
+      e.scale = trace.scale;
+      e.input = trace.stage(Stage::Scores).matrix(bh)(i, c);
+      e.sources = {key_row(Stage::Scores, i), key_col(Stage::Scores, c)};
+      break;
+    case Stage::Masked:
+      e.kind = ExplainKind::Masked;
+      e.input = trace.stage(Stage::Scaled).matrix(bh)(i, c);
+      e.has_mask = trace.mask != nullptr;
+      e.masked = e.has_mask && trace.mask->matrix(b)(i, c) == 0.0f;
+      e.fill = trace.mask_fill;
+      e.sources = {key_row(Stage::Scaled, i), key_col(Stage::Scaled, c)};
+      if (e.has_mask) {
+        e.sources.push_back({"mask", b, -1, true, i});
+        e.sources.push_back({"mask", b, -1, false, c});
+      }
+      break;
+    case Stage::Weights: {
+      e.kind = ExplainKind::Weight;
+      const auto masked_row = trace.stage(Stage::Masked).matrix(bh).row(i);  // (Lk)
+      e.input = masked_row(c);
+      e.row_max = trace.row_max->data[static_cast<size_t>(bh * d.len_q + i)];
+      e.row_sum = trace.row_sum->data[static_cast<size_t>(bh * d.len_q + i)];
+      e.exp_shifted = std::exp(static_cast<double>(e.input) - e.row_max);
+      e.row_length = d.len_kv;
+      e.row_fully_masked = !trace.fully_masked_rows.empty() &&
+                           trace.fully_masked_rows[static_cast<size_t>(b * d.len_q + i)] != 0;
+      std::vector<SumTerm> exps;
+      for (Index j = 0; j < d.len_kv; ++j)
+        exps.push_back({j, masked_row(j), 1.0, std::exp(static_cast<double>(masked_row(j)) - e.row_max)});
+      e.row_exps = make_sum(std::move(exps), max_terms, std::nullopt).terms;
+      e.sources = {key_row(Stage::Masked, i)};
+      break;
+    }
+    case Stage::Dropped: {
+      e.kind = ExplainKind::Dropped;
+      e.input = trace.stage(Stage::Weights).matrix(bh)(i, c);
+      e.dropout_p = session.config.dropout.p;
+      e.dropout_active = session.config.dropout.training && e.dropout_p > 0;
+      if (e.dropout_active) {
+        e.keep_scale = 1.0 / (1.0 - e.dropout_p);
+        e.kept = dropout_keeps(session.config.dropout.seed, e.dropout_p, (bh * d.len_q + i) * d.len_kv + c);
+      }
+      e.sources = {key_row(Stage::Weights, i), key_col(Stage::Weights, c)};
+      break;
+    }
+    case Stage::Context: {
+      const Tensor& dropped = trace.stage(Stage::Dropped);  // (B, h, Lq, Lk)
+      const Tensor& v = trace.stage(Stage::V);              // (B, h, Lk, d_k)
+      e.kind = ExplainKind::Context;
+      e.sum = make_sum(products(dropped.matrix(bh).row(i).data(), 1, v.matrix(bh).data() + c, d.d_k, d.len_kv),
+                       max_terms, std::nullopt);
+      e.sources = {key_row(Stage::Dropped, i), key_col(Stage::V, c)};
+      break;
+    }
+    case Stage::Concat:
+      // Heads are contiguous column blocks of d_model.
+      e.kind = ExplainKind::Concat;
+      e.source_head = c / d.d_k;
+      e.source_col = c % d.d_k;
+      e.sources = {{stage_name(Stage::Context), b, e.source_head, true, i},
+                   {stage_name(Stage::Context), b, e.source_head, false, e.source_col}};
+      break;
+    case Stage::Output: {
+      e.kind = ExplainKind::Output;
+      const TensorPtr& w_o = session.weights.w_o;  // (d_model, d_model)
+      if (!w_o) {  // direct mode without W_O: the output is the concatenation
+        e.sum = make_sum({}, max_terms, std::nullopt);
+        e.sum.total = trace.stage(Stage::Concat).matrix(b)(i, c);
+        e.sources = {{stage_name(Stage::Concat), b, -1, true, i}, {stage_name(Stage::Concat), b, -1, false, c}};
+        break;
+      }
+      std::optional<double> bias;
+      if (session.config.bias && session.weights.b_o) bias = session.weights.b_o->data[static_cast<size_t>(c)];
+      e.sum = make_sum(products(trace.stage(Stage::Concat).matrix(b).row(i).data(), 1, w_o->data.data() + c,
+                                w_o->cols(), d.d_model),
+                       max_terms, bias);
+      e.sources = {{stage_name(Stage::Concat), b, -1, true, i}, {input_name(InputId::WO), 0, -1, false, c}};
+      break;
+    }
+  }
+  return e;
+}
+
+}  // namespace al

@@ -1,0 +1,290 @@
+#include "teaching/stage_text.hpp"
+
+#include <cmath>
+
+#include "teaching/lab_numbers.hpp"
+
+namespace al {
+
+namespace {
+
+constexpr const char* kStepIds[kStepCount] = {"x",       "qkv",     "scores", "scaled", "masked", "weights",
+                                              "dropped", "context", "concat", "w_o",    "output"};
+
+// The facts of a session every text branches on.
+struct SessionFacts {
+  bool cross, direct, bias, fused, has_w_o, has_mask, dropout;
+  ScaleMode scale;
+  double fill;
+};
+
+SessionFacts facts_of(const Session& s) {
+  const Config& c = s.config;
+  return {c.attention == AttentionKind::Cross,
+          c.mode == InputMode::Direct,
+          c.bias,
+          s.weights.fused(),
+          s.weights.w_o != nullptr,
+          c.mask.causal || c.mask.key_padding || c.mask.custom,
+          c.dropout.training && c.dropout.p > 0,
+          c.scale.mode,
+          c.mask_fill};
+}
+
+// Variance of the finite values of a tensor (two passes, in double); NaN with fewer than two.
+double variance_of(const Tensor& t) {
+  double sum = 0;
+  Index count = 0;
+  for (float v : t.data)
+    if (std::isfinite(v)) sum += v, ++count;
+  if (count < 2) return std::nan("");
+  const double mean = sum / static_cast<double>(count);
+  double squares = 0;
+  for (float v : t.data)
+    if (std::isfinite(v)) squares += (v - mean) * (v - mean);
+  return squares / static_cast<double>(count - 1);
+}
+
+std::string projection_formula(const SessionFacts& f) {
+  const std::string n_slice = "Qₙ = Q[:, n·d_k : (n+1)·d_k]";
+  if (f.direct) return "Qₙ, Kₙ, Vₙ = Q, K, V[:, n·d_k : (n+1)·d_k]";
+  const std::string x_q = f.cross ? "X_q" : "X", x_kv = f.cross ? "X_kv" : "X";
+  auto one = [&](const char* out, const std::string& x, const char* w) {
+    return std::string(out) + " = " + x + "·W_" + w + (f.bias ? std::string(" + b_") + w : "");
+  };
+  std::string text = one("Q", x_q, "Q") + "    " + one("K", x_kv, "K") + "    " + one("V", x_kv, "V");
+  if (f.fused) text += "    (W_QKV = [W_Q | W_K | W_V])";
+  return text + "    " + n_slice;
+}
+
+std::string output_projection(const SessionFacts& f) {
+  if (!f.has_w_o) return "Concat";
+  return f.bias ? "Concat·W_O + b_O" : "Concat·W_O";
+}
+
+// headₙ's formula: softmax of the (scaled, masked) scores, dropout, times Vₙ.
+std::string head_formula(const SessionFacts& f, const Session& session) {
+  std::string inside = scaled_scores_symbol(session, "Qₙ·Kₙᵀ"), note;
+  if (f.has_mask && std::isinf(f.fill) && f.fill < 0) {
+    inside += " + M";
+    note = ",   M_ij = 0 (mask_ij = 1), −∞ (mask_ij = 0)";
+  } else if (f.has_mask) {
+    inside = "masked_fill(" + inside + ", mask = 0, " + lab_number(f.fill) + ")";
+  }
+  std::string weights = "softmax(" + inside + ")";
+  if (f.dropout) weights = "dropout(" + weights + ")";
+  return "Cₙ = " + weights + "·Vₙ" + note;
+}
+
+}  // namespace
+
+const char* step_id(Step step) { return kStepIds[static_cast<int>(step)]; }
+
+std::optional<Step> step_from_name(const std::string& name) {
+  for (int i = 0; i < kStepCount; ++i)
+    if (name == kStepIds[i]) return static_cast<Step>(i);
+  if (name == "q" || name == "k" || name == "v") return Step::Qkv;
+  return std::nullopt;
+}
+
+bool substitute(std::string* text, const TextParams& params) {
+  bool complete = true;
+  std::string out;
+  size_t pos = 0;
+  while (pos < text->size()) {
+    size_t open = text->find('{', pos);
+    size_t close = open == std::string::npos ? open : text->find('}', open);
+    if (close == std::string::npos) {
+      out += text->substr(pos);
+      break;
+    }
+    out += text->substr(pos, open - pos);
+    const std::string name = text->substr(open + 1, close - open - 1);
+    bool found = false;
+    for (const auto& [param, value] : params)
+      if (param == name) {
+        out += value;
+        found = true;
+        break;
+      }
+    if (!found) {
+      complete = false;
+      out += text->substr(open, close - open + 1);
+    }
+    pos = close + 1;
+  }
+  *text = out;
+  return complete;
+}
+
+std::string scaled_scores_symbol(const Session& session, const std::string& scores) {
+  switch (session.config.scale.mode) {
+    case ScaleMode::SqrtDk: return scores + "/√d_k";
+    case ScaleMode::None: return scores;
+    case ScaleMode::Custom: return lab_number(session.config.scale.factor) + "·" + scores;
+  }
+  return scores;
+}
+
+std::string step_timeline(Step step, const Session& session) {
+  const SessionFacts f = facts_of(session);
+  switch (step) {
+    case Step::X: return f.direct ? "Q, K, V" : f.cross ? "X_q, X_kv" : "X";
+    case Step::Qkv: return f.direct ? "Qₙ/Kₙ/Vₙ" : "Q/K/V";
+    case Step::Scores: return "QKᵀ";
+    case Step::Scaled:
+      if (f.scale == ScaleMode::None) return "×1";
+      if (f.scale == ScaleMode::Custom) return "×" + lab_number(session.config.scale.factor);
+      return "÷√d_k";
+    case Step::Masked: return "mask";
+    case Step::Weights: return "softmax";
+    case Step::Dropped: return "dropout";
+    case Step::Context: return f.dropout ? "α′·V" : "α·V";
+    case Step::Concat: return "concat";
+    case Step::WO: return f.has_w_o ? "W_O" : "(W_O)";
+    case Step::Output: return "output";
+  }
+  return "";
+}
+
+std::string step_title(Step step, const Session& session, const TextLookup& lookup) {
+  const SessionFacts f = facts_of(session);
+  const std::string base = std::string("step.") + step_id(step) + ".title";
+  std::string key = base;
+  if (step == Step::X && f.direct) key += "_direct";
+  else if (step == Step::X && f.cross) key += "_cross";
+  if (step == Step::Qkv && f.direct) key += "_direct";
+  if (step == Step::Scaled && f.scale == ScaleMode::None) key += "_none";
+  if (step == Step::Scaled && f.scale == ScaleMode::Custom) key += "_custom";
+  if (step == Step::WO && !f.has_w_o) key += "_absent";
+  std::string text = lookup(key);
+  substitute(&text, {{"factor", lab_number(session.config.scale.factor)}});
+  return text;
+}
+
+StepText step_text(Step step, const Session& session, const Trace* trace, const TextLookup& lookup,
+                   bool chinese) {
+  const SessionFacts f = facts_of(session);
+  const Config& c = session.config;
+  const std::string base = std::string("step.") + step_id(step);
+  StepText out;
+  out.title = step_title(step, session, lookup);
+  out.timeline = step_timeline(step, session);
+
+  TextParams params = {{"p", lab_number(c.dropout.p)},
+                       {"keep_scale", lab_number(c.dropout.p < 1 ? 1.0 / (1.0 - c.dropout.p) : 0.0)},
+                       {"fill", lab_number(c.mask_fill)},
+                       {"factor", lab_number(c.scale.factor)},
+                       {"w_o", output_projection(f)}};
+  if (trace) {
+    const Dims& d = trace->dims;
+    const double sqrt_d_k = std::sqrt(static_cast<double>(d.d_k));
+    params.insert(params.end(), {{"d_k", std::to_string(d.d_k)},
+                                 {"d_model", std::to_string(d.d_model)},
+                                 {"h", std::to_string(d.heads)},
+                                 {"sqrt_d_k", lab_number(sqrt_d_k)},
+                                 {"inv_sqrt_d_k", lab_number(1.0 / sqrt_d_k)},
+                                 {"scale", lab_number(trace->scale)},
+                                 {"lq", std::to_string(d.len_q)},
+                                 {"lk", std::to_string(d.len_kv)},
+                                 {"uniform", lab_number(d.len_kv > 0 ? 1.0 / static_cast<double>(d.len_kv) : 0.0)}});
+  }
+  auto say = [&](const std::string& key) {
+    std::string text = lookup(key);
+    substitute(&text, params);
+    return text;
+  };
+  const std::string gap = chinese ? "" : " ";
+  auto add = [&](const std::string& key) {
+    const std::string sentence = say(key);
+    out.explain += (out.explain.empty() ? "" : gap) + sentence;
+  };
+
+  switch (step) {
+    case Step::X:
+      out.formula = f.direct  ? "Q : (B, Lq, d_model)    K, V : (B, Lk, d_model)"
+                    : f.cross ? "X_q : (B, Lq, d_model)    X_kv : (B, Lk, d_model)"
+                              : "X : (B, Lq, d_model)";
+      add(base + (f.direct ? ".explain_direct" : f.cross ? ".explain_cross" : ".explain"));
+      add(base + ".order");
+      add(base + ".indices");
+      break;
+    case Step::Qkv:
+      out.formula = projection_formula(f);
+      add(base + (f.direct ? ".explain_direct" : ".explain"));
+      if (!f.direct && f.cross) add(base + ".cross");
+      break;
+    case Step::Scores:
+      out.formula = "Sₙ = Qₙ·Kₙᵀ    S_ij = Σ_p q_ip·k_jp  (p = 0 … d_k − 1)";
+      add(base + ".explain");
+      break;
+    case Step::Scaled: {
+      const char* mode = f.scale == ScaleMode::None ? "_none" : f.scale == ScaleMode::Custom ? "_custom" : "";
+      out.formula = f.scale == ScaleMode::None     ? "S′ = S"
+                    : f.scale == ScaleMode::Custom ? "S′ = " + lab_number(c.scale.factor) + " · S"
+                                                   : "S′ = S / √d_k";
+      if (f.scale != ScaleMode::SqrtDk) add(base + ".explain" + mode);
+      add(base + ".why");
+      if (trace) {
+        const double raw = variance_of(trace->stage(Stage::Scores));
+        params.insert(params.end(), {{"var_raw", lab_number(raw)},
+                                     {"var_scaled", lab_number(raw * trace->scale * trace->scale)},
+                                     {"var_sqrt", lab_number(raw / static_cast<double>(trace->dims.d_k))}});
+        out.numbers = say(base + ".numbers" + mode);
+      }
+      break;
+    }
+    case Step::Masked:
+      out.formula = f.has_mask ? "S″_ij = S′_ij (mask_ij = 1),    S″_ij = " + lab_number(c.mask_fill) + " (mask_ij = 0)"
+                               : "S″ = S′";
+      add(base + ".explain");
+      if (!f.has_mask) {
+        add(base + ".none");
+        break;
+      }
+      add(base + ".active");
+      if (std::isinf(c.mask_fill) && c.mask_fill < 0) {
+        add(base + ".weight_inf");
+      } else if (trace) {
+        const double leak = trace->checks.masked_weight_max;
+        params.push_back({"leak", lab_number(leak)});
+        add(base + (leak < 1e-3 ? ".weight_small" : ".weight_leak"));
+      }
+      if (trace && trace->any_fully_masked())
+        add(base + (std::isinf(c.mask_fill) && c.mask_fill < 0 ? ".fully_masked_nan" : ".fully_masked_uniform"));
+      break;
+    case Step::Weights:
+      out.formula = "α = softmax(S″)    α_ij = exp(S″_ij − m_i) / Σ_l exp(S″_il − m_i),   m_i = max_l S″_il";
+      add(base + ".explain");
+      break;
+    case Step::Dropped:
+      out.formula = f.dropout ? "α′ = α ⊙ m / (1 − p),   m_ij ∈ {0, 1}" : "α′ = α";
+      add(base + ".explain");
+      add(base + (f.dropout ? ".training" : ".eval"));
+      break;
+    case Step::Context:
+      out.formula = f.dropout ? "Cₙ = α′·Vₙ    c_i = Σ_j α′_ij · v_j" : "Cₙ = α·Vₙ    c_i = Σ_j α_ij · v_j";
+      add(base + (f.dropout ? ".explain_dropout" : ".explain"));
+      break;
+    case Step::Concat:
+      out.formula = "Concat(C₀, …, C_(h−1)) : (B, Lq, h·d_k)";
+      add(base + ".explain");
+      break;
+    case Step::WO:
+      out.formula = "Output = " + output_projection(f);
+      add(base + (f.has_w_o ? ".explain" : ".absent"));
+      break;
+    case Step::Output:
+      out.formula = "Output = " + output_projection(f).replace(0, 6, "Concat(C₀, …, C_(h−1))") + "\n" +
+                    head_formula(f, session) + "\n" + projection_formula(f) + "    (n = 0 … h − 1)";
+      add(base + ".explain");
+      break;
+  }
+  return out;
+}
+
+const char* step_text_glyphs() {
+  return "ₙ₀…ᵀ√÷×·−∞⊙∈Σ′″α→|[]:";
+}
+
+}  // namespace al

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The AVX2+FMA kernels and the portable baseline (ATTENTION_LAB_CPU=baseline) give the same
+# trace, every stage, to 1e-5 on every preset (masks, cross attention, padding, fused weights,
+# several heads and batches). The error is relative to the stage's largest value when that is
+# above 1: FMA rounds a dot product once per term instead of twice, so a score that cancels
+# to near 0 from large terms differs by the terms' size times float epsilon, not its own.
+#   $1 attention-lab binary   $2 source folder
+set -euo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "$("$bin" --version | tail -n 1)"
+for preset in $("$bin" --list-presets | cut -d' ' -f1); do
+  "$bin" trace "$preset" --json >"$work/fast.json"
+  ATTENTION_LAB_CPU=baseline "$bin" trace "$preset" --json >"$work/baseline.json"
+  python3 - "$preset" "$work/fast.json" "$work/baseline.json" <<'PY'
+import json, math, sys
+preset, fast, base = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+worst = [0.0, ""]
+def largest(x):
+    if isinstance(x, list): return max((largest(y) for y in x), default=0.0)
+    if isinstance(x, float) and math.isfinite(x): return abs(x)
+    return 0.0
+def compare(a, b, where, scale=1.0):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), f"{where}: keys differ"
+        for k in a: compare(a[k], b[k], f"{where}.{k}", max(1.0, largest(b[k])) if isinstance(b[k], list) else 1.0)
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{where}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b)): compare(x, y, f"{where}[{i}]", scale)
+    elif isinstance(a, float) or isinstance(b, float):
+        if where.endswith("compute_ms"): return
+        if a is None or b is None or math.isnan(a) or math.isnan(b):
+            assert (a is None) == (b is None) and (a is None or math.isnan(a) == math.isnan(b)), f"{where}: {a} vs {b}"
+            return
+        if math.isinf(a) or math.isinf(b):
+            assert a == b, f"{where}: {a} vs {b}"
+            return
+        err = abs(a - b) / max(scale, abs(b))
+        if err > worst[0]: worst[:] = [err, where]
+compare(fast, base, preset)
+print(f"{preset}: largest difference {worst[0]:.2e} at {worst[1] or '-'}")
+assert worst[0] <= 1e-5, f"{preset}: AVX2 and baseline kernels differ by {worst[0]:.2e} at {worst[1]}"
+PY
+done

@@ -1,0 +1,109 @@
+// ComputeOptions::summarize: the head means and value ranges the app's views
+// show, checked against naive loops over the trace's own stages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "numerics/attention.hpp"
+#include "attention_reference.hpp"
+
+using namespace attention_test;
+using al::Stage;
+
+namespace {
+
+al::ComputeOptions summarizing() {
+  al::ComputeOptions options;
+  options.summarize = true;
+  return options;
+}
+
+// The summary of stage `s` against a naive pass over its (B, h, R, C) values.
+void check_summary(const al::Trace& trace, Stage s) {
+  INFO("stage " << al::stage_name(s));
+  const al::StageSummary* summary = trace.summary(s);
+  REQUIRE(summary != nullptr);
+  const Tensor& t = trace.stage(s);
+  const Index batch = t.dim(0), heads = t.dim(1), rows = t.rows(), cols = t.cols();
+  const bool skip_masked = s == Stage::Masked && trace.mask;
+  REQUIRE(summary->head_mean->shape == std::vector<Index>{batch, rows, cols});
+  for (Index b = 0; b < batch; ++b) {
+    for (Index h = 0; h < heads; ++h) {
+      float max_abs = 0.0f, max_value = -std::numeric_limits<float>::infinity();
+      for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c) {
+          const float v = t.at({b, h, r, c});
+          if (!std::isfinite(v) || (skip_masked && trace.mask->at({b, r, c}) == 0.0f)) continue;
+          max_abs = std::max(max_abs, std::fabs(v));
+          max_value = std::max(max_value, v);
+        }
+      CHECK(summary->max_abs[static_cast<size_t>(b * heads + h)] == max_abs);
+      CHECK(summary->max_value[static_cast<size_t>(b * heads + h)] == max_value);
+    }
+    for (Index r = 0; r < rows; ++r)
+      for (Index c = 0; c < cols; ++c) {
+        float sum = 0.0f;  // in head order, as the GUI averaged before
+        for (Index h = 0; h < heads; ++h) sum += t.at({b, h, r, c});
+        const float mean = sum / static_cast<float>(heads), got = summary->head_mean->at({b, r, c});
+        if (std::isnan(mean)) CHECK(std::isnan(got));
+        else CHECK(got == mean);
+      }
+  }
+}
+
+constexpr std::array<Stage, 9> kPerHead = {Stage::Q,       Stage::K,       Stage::V,
+                                           Stage::Scores,  Stage::Scaled,  Stage::Masked,
+                                           Stage::Weights, Stage::Dropped, Stage::Context};
+
+}  // namespace
+
+TEST_CASE("summarize: head means and ranges of every per-head stage") {
+  // 37 keys: rows that are not a multiple of the vector width exercise the tail.
+  al::Session s = random_projection_session(2, 37, 16, 4, 301);
+  auto plain = compute_ok(s);
+  for (Stage st : al::kAllStages) CHECK(plain->summary(st) == nullptr);  // off unless asked
+
+  SUBCASE("no mask, eval: shared stages share their summary") {
+    auto t = compute_ok(s, summarizing());
+    for (Stage st : kPerHead) check_summary(*t, st);
+    CHECK(t->summary(Stage::Masked) == t->summary(Stage::Scaled));
+    CHECK(t->summary(Stage::Dropped) == t->summary(Stage::Weights));
+    CHECK(t->summary(Stage::Concat) == nullptr);
+    // Weights are probabilities: every row sums to 1, so no value exceeds 1.
+    for (float v : t->summary(Stage::Weights)->max_value) CHECK((v > 0.0f && v <= 1.0f));
+  }
+  SUBCASE("a causal mask with a finite fill: masked cells are not in the masked stage's range") {
+    s.config.mask.causal = true;
+    s.config.mask_fill = -1e9;
+    auto t = compute_ok(s, summarizing());
+    for (Stage st : kPerHead) check_summary(*t, st);
+    for (float v : t->summary(Stage::Masked)->max_abs) CHECK(v < 1e3f);
+  }
+  SUBCASE("a fully masked row with -inf fill: NaN weights stay NaN in the mean, out of the range") {
+    s.config.mask.key_padding = tensor({2, 37}, std::vector<float>(2 * 37, 0.0f));
+    s.config.mask_fill = -std::numeric_limits<double>::infinity();
+    auto t = compute_ok(s, summarizing());
+    REQUIRE(t->any_fully_masked());
+    CHECK(std::isnan(t->summary(Stage::Weights)->head_mean->data[0]));
+    for (float v : t->summary(Stage::Weights)->max_value) CHECK(v == -std::numeric_limits<float>::infinity());
+    for (float v : t->summary(Stage::Masked)->max_abs) CHECK(v == 0.0f);
+    check_summary(*t, Stage::Weights);
+  }
+}
+
+TEST_CASE("summarize: an incremental recompute reuses the summaries of the stages it reuses") {
+  al::Session s = random_projection_session(1, 40, 16, 2, 311);
+  auto before = compute_ok(s, summarizing());
+  al::Session e = s;
+  Tensor w_v = *s.weights.w_v;
+  w_v.data[5] = 3.0f;
+  e.weights.w_v = al::make_tensor(std::move(w_v));
+  auto after = al::compute(e, summarizing(), &s, before);
+  REQUIRE(after.ok());
+  const al::Trace& t = *after.value();
+  CHECK(t.summary(Stage::Weights) == before->summary(Stage::Weights));
+  CHECK(t.summary(Stage::Q) == before->summary(Stage::Q));
+  CHECK(t.summary(Stage::V) != before->summary(Stage::V));
+  for (Stage st : kPerHead) check_summary(t, st);
+}

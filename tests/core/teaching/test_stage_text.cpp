@@ -1,0 +1,362 @@
+// Every step's text, rendered for every preset and for edited sessions in both
+// languages, against numbers computed here by explicit loops from the trace's
+// earlier stages: a sentence that depends on the session may only say what the
+// session does ("≈ 0" only when the largest masked weight is below 1e-3, the
+// scale the session uses, cross attention's X_kv, direct mode's missing W's,
+// b_O only with bias, α′ and no "average" with dropout).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "numerics/attention.hpp"
+#include "teaching/lab_numbers.hpp"
+#include "io/session_io.hpp"
+#include "teaching/message_patterns.hpp"
+#include "teaching/stage_text.hpp"
+
+using namespace al;
+
+namespace {
+
+using Table = std::map<std::string, std::string>;
+
+// Every assets/i18n/*<lang>.json merged, as the app does.
+Table load_table(const std::string& lang) {
+  Table table;
+  const std::string suffix = lang + ".json";
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ATTENTION_LAB_SOURCE_DIR) + "/assets/i18n")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    std::ifstream in(entry.path());
+    const auto json = nlohmann::json::parse(in);
+    for (auto& [key, value] : json.items()) table[key] = value.get<std::string>();
+  }
+  return table;
+}
+
+const Table& table(bool chinese) {
+  static const Table en = load_table("en"), zh = load_table("zh");
+  return chinese ? zh : en;
+}
+
+// A lookup that fails the test on a key missing in that language.
+TextLookup lookup_in(bool chinese) {
+  return [chinese](const std::string& key) {
+    auto it = table(chinese).find(key);
+    CHECK_MESSAGE(it != table(chinese).end(), "missing key " << key << (chinese ? " (zh)" : " (en)"));
+    return it == table(chinese).end() ? key : it->second;
+  };
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The largest softmax weight on a masked cell (rows not fully masked), by an
+// explicit loop in double from the trace's scaled scores, the mask and the fill.
+double masked_weight_by_loop(const Trace& t) {
+  if (!t.mask) return 0;
+  const Dims& d = t.dims;
+  const Tensor& scaled = t.stage(Stage::Scaled);  // (B, h, Lq, Lk)
+  double largest = 0;
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index h = 0; h < d.heads; ++h)
+      for (Index i = 0; i < d.len_q; ++i) {
+        std::vector<double> row(static_cast<size_t>(d.len_kv));
+        bool any_kept = false;
+        for (Index j = 0; j < d.len_kv; ++j) {
+          const bool kept = t.mask->at({b, i, j}) != 0.0f;
+          any_kept = any_kept || kept;
+          row[size_t(j)] = kept ? scaled.at({b, h, i, j}) : t.mask_fill;
+        }
+        if (!any_kept) continue;
+        double top = -INFINITY, sum = 0;
+        for (double v : row) top = std::max(top, v);
+        for (double v : row) sum += std::exp(v - top);
+        for (Index j = 0; j < d.len_kv; ++j)
+          if (t.mask->at({b, i, j}) == 0.0f) largest = std::max(largest, std::exp(row[size_t(j)] - top) / sum);
+      }
+  return largest;
+}
+
+// Var of q_i·k_j over every head, batch item and cell, each dot product by a loop in double.
+double score_variance_by_loop(const Trace& t) {
+  const Dims& d = t.dims;
+  std::vector<double> scores;
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index h = 0; h < d.heads; ++h)
+      for (Index i = 0; i < d.len_q; ++i)
+        for (Index j = 0; j < d.len_kv; ++j) {
+          double s = 0;
+          for (Index p = 0; p < d.d_k; ++p) s += double(t.stage(Stage::Q).at({b, h, i, p})) * t.stage(Stage::K).at({b, h, j, p});
+          scores.push_back(s);
+        }
+  double mean = 0, squares = 0;
+  for (double s : scores) mean += s;
+  mean /= double(scores.size());
+  for (double s : scores) squares += (s - mean) * (s - mean);
+  return squares / double(scores.size() - 1);
+}
+
+// The number after `label` in `text` ("… have variance 6.7, …").
+double number_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  REQUIRE_MESSAGE(at != std::string::npos, "no '" << label << "' in: " << text);
+  return std::strtod(text.c_str() + at + label.size(), nullptr);
+}
+
+// English words in a Chinese text: identifiers a learner reads as code or math are allowed.
+std::vector<std::string> english_words(const std::string& text) {
+  static const std::set<std::string> allowed = {
+      "softmax", "Softmax", "dropout", "Dropout", "PyTorch", "torch", "masked_fill", "scaled_dot_product_attention",
+      "MultiheadAttention", "key_padding_mask", "attn_mask", "True", "False", "Concat", "Output", "exp", "max",
+      "NaN", "inf", "mask_ij", "d_model", "d_k", "W_O", "W_Q", "W_K", "W_V", "b_O", "X_q", "X_kv", "float32",
+      "float64", "Lq", "Lk", "FlashAttention", "Flash", "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
+      "Ctrl", "Attention", "forward", "diag", "elu", "concat",
+      "LaTeX", "Markdown", "default"};  // file formats, and the name of a built-in example
+  std::vector<std::string> found;
+  static const std::regex placeholder("\\{[a-z_]+\\}");
+  const std::string prose = std::regex_replace(text, placeholder, "");
+  static const std::regex word("[A-Za-z_][A-Za-z_0-9]{3,}");
+  for (auto it = std::sregex_iterator(prose.begin(), prose.end(), word); it != std::sregex_iterator(); ++it)
+    if (!allowed.count(it->str()) && it->str().find('_') == std::string::npos)  // x_kv, W_QKV: math
+      found.push_back(it->str());
+  return found;
+}
+
+struct Case {
+  std::string name;
+  Session session;
+};
+
+Session edited(const char* preset, const std::function<void(Session&)>& edit) {
+  auto s = load_preset(preset);
+  REQUIRE(s.ok());
+  edit(*s);
+  return *s;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const PresetInfo& p : list_presets()) out.push_back({p.name, *load_preset(p.name)});
+  auto causal = [](Session& s) { s.config.mask.causal = true; };
+  out.push_back({"fill -1e-20", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e-20; })});
+  out.push_back({"fill 0", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = 0; })});
+  out.push_back({"fill -1e9", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e9; })});
+  out.push_back({"scale none", edited("default", [](Session& s) { s.config.scale = {ScaleMode::None, 1.0}; })});
+  out.push_back({"scale custom", edited("default", [](Session& s) { s.config.scale = {ScaleMode::Custom, 0.5}; })});
+  out.push_back({"dropout on", edited("default", [](Session& s) { s.config.dropout = {0.3, true, 7}; })});
+  out.push_back({"no bias", edited("default", [](Session& s) { s.config.bias = false; })});
+  // Batch item 0 keeps no key: every row of it is fully masked.
+  auto no_keys = [](Session& s) {
+    auto padding = std::make_shared<Tensor>(std::vector<Index>{s.batch(), s.len_kv()}, 1.0f);
+    for (Index j = 0; j < s.len_kv(); ++j) padding->data[size_t(j)] = 0.0f;
+    s.config.mask.key_padding = padding;
+  };
+  out.push_back({"fully masked -inf", edited("default", no_keys)});
+  out.push_back({"fully masked -1e9", edited("default", [&](Session& s) { no_keys(s); s.config.mask_fill = -1e9; })});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every step's text is true to its session, in English and Chinese") {
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    auto traced = compute(c.session);
+    REQUIRE_MESSAGE(traced.ok(), traced.error().message);
+    const Trace& t = **traced;
+    const Config& config = c.session.config;
+    const bool has_mask = config.mask.causal || config.mask.key_padding || config.mask.custom;
+    const bool dropout = config.dropout.training && config.dropout.p > 0;
+    const bool cross = config.attention == AttentionKind::Cross, direct = config.mode == InputMode::Direct;
+    const double leak = masked_weight_by_loop(t);
+    const bool fill_is_minus_inf = std::isinf(config.mask_fill) && config.mask_fill < 0;
+    for (bool chinese : {false, true}) {
+      CAPTURE(chinese);
+      std::map<Step, StepText> texts;
+      for (int i = 0; i < kStepCount; ++i) {
+        const Step step = static_cast<Step>(i);
+        const StepText text = step_text(step, c.session, &t, lookup_in(chinese), chinese);
+        CAPTURE(step_id(step));
+        CHECK_FALSE(text.title.empty());
+        CHECK_FALSE(text.explain.empty());
+        for (const std::string* s : {&text.title, &text.numbers, &text.explain})
+          CHECK_MESSAGE(!contains(*s, "{"), "a placeholder was not filled: " << *s);
+        if (chinese)
+          for (const std::string* s : {&text.title, &text.numbers, &text.explain})
+            CHECK_MESSAGE(english_words(*s).empty(), "English in the Chinese text: " << *s);
+        texts[step] = text;
+      }
+      const StepText& x = texts[Step::X];
+      const StepText& qkv = texts[Step::Qkv];
+      const StepText& scaled = texts[Step::Scaled];
+      const StepText& masked = texts[Step::Masked];
+
+      // Inputs: direct mode has no X and no W's; cross attention projects K and V from X_kv.
+      if (direct) {
+        CHECK_FALSE(contains(x.formula + qkv.formula + x.title + qkv.title, "X"));
+        CHECK_FALSE(contains(qkv.formula, "W_"));
+      } else {
+        CHECK(contains(qkv.formula, cross ? "K = X_kv·W_K" : "K = X·W_K"));
+        CHECK(contains(qkv.formula, cross ? "Q = X_q·W_Q" : "Q = X·W_Q"));
+        CHECK(contains(qkv.formula, "+ b_K") == config.bias);
+      }
+      // Output projection: + b_O exactly when there is a W_O and bias is on.
+      const bool has_w_o = c.session.weights.w_o != nullptr;
+      CHECK(contains(texts[Step::WO].formula, "W_O") == has_w_o);
+      CHECK(contains(texts[Step::WO].formula, "+ b_O") == (has_w_o && config.bias));
+      CHECK(contains(texts[Step::Output].formula, "+ b_O") == (has_w_o && config.bias));
+      CHECK(contains(texts[Step::Output].formula, "+ M") == (has_mask && fill_is_minus_inf));
+
+      // Scale: title, formula and timeline name the factor in use.
+      const std::string scale_labels = scaled.title + scaled.formula + scaled.timeline;
+      switch (config.scale.mode) {
+        case ScaleMode::SqrtDk:
+          CHECK(contains(scaled.formula, "√d_k"));
+          CHECK(contains(scaled.timeline, "√d_k"));
+          CHECK(contains(scaled.title, "√d_k"));
+          break;
+        case ScaleMode::None:
+          CHECK_FALSE(contains(scale_labels, "√d_k"));
+          CHECK(scaled.timeline == "×1");
+          break;
+        case ScaleMode::Custom:
+          CHECK_FALSE(contains(scale_labels, "√d_k"));
+          CHECK(contains(scaled.formula, lab_number(config.scale.factor)));
+          CHECK(contains(scaled.title, lab_number(config.scale.factor)));
+          CHECK(scaled.timeline == "×" + lab_number(config.scale.factor));
+          break;
+      }
+      // The measured variance is this example's, not the assumption's 1.
+      if (!chinese && t.dims.len_q * t.dims.len_kv * t.dims.heads * t.dims.batch * t.dims.d_k <= 4000000) {
+        const double raw = score_variance_by_loop(t);
+        CHECK(number_after(scaled.numbers, "the scores have variance ") == doctest::Approx(raw).epsilon(2e-3));
+        if (config.scale.mode != ScaleMode::None)
+          CHECK(number_after(scaled.numbers, "the scaled scores ") ==
+                doctest::Approx(raw * t.scale * t.scale).epsilon(2e-3));
+      }
+
+      // Mask: "≈ 0" only when the largest masked weight is below 1e-3; a leak is quoted.
+      const bool says_nearly_zero = contains(masked.explain, "≈ 0");
+      if (!has_mask) {
+        CHECK_FALSE(says_nearly_zero);
+      } else if (fill_is_minus_inf) {
+        CHECK(leak == 0.0);
+      } else {
+        CHECK(says_nearly_zero == (leak < 1e-3));
+        if (leak >= 1e-3) CHECK(contains(masked.explain, lab_number(leak)));
+      }
+      if (t.any_fully_masked()) {
+        CHECK(contains(masked.explain, fill_is_minus_inf ? "exp(−∞ − (−∞))" : lab_number(1.0 / double(t.dims.len_kv))));
+        if (fill_is_minus_inf) CHECK(contains(masked.explain, "2.5"));
+      }
+      CHECK_FALSE(contains(masked.explain, "0/0"));
+
+      // Dropout: α′ rows do not sum to 1, so the context is not called an average.
+      CHECK(contains(texts[Step::Context].formula, "α′") == dropout);
+      if (!chinese) CHECK(contains(texts[Step::Context].explain, "average of the value rows") == !dropout);
+      if (chinese) CHECK(contains(texts[Step::Context].explain, "加权平均：") == !dropout);
+      CHECK(contains(texts[Step::Weights].explain, chinese ? "非负" : "non-negative"));
+    }
+  }
+}
+
+TEST_CASE("the timeline labels and titles need no trace and follow the scale") {
+  Session s = *load_preset("default");
+  s.config.scale = {ScaleMode::Custom, 0.25};
+  CHECK(step_timeline(Step::Scaled, s) == "×0.25");
+  CHECK(step_title(Step::Scaled, s, lookup_in(false)) == "Scaling by a custom factor 0.25");
+  s.config.scale = {ScaleMode::None, 1.0};
+  CHECK(step_timeline(Step::Scaled, s) == "×1");
+  CHECK(scaled_scores_symbol(s) == "QKᵀ");
+  s.config.scale = {ScaleMode::SqrtDk, 1.0};
+  CHECK(scaled_scores_symbol(s, "S") == "S/√d_k");
+}
+
+TEST_CASE("every translation key exists in both languages, and Chinese texts are in Chinese") {
+  const Table& en = table(false);
+  const Table& zh = table(true);
+  for (const auto& [key, text] : en) CHECK_MESSAGE(zh.count(key), "no Chinese text for " << key);
+  // A Chinese error detail has no English twin: English shows the core's own message.
+  for (const auto& [key, text] : zh)
+    if (key.rfind("error.", 0) != 0 || key.find(".detail") == std::string::npos)
+      CHECK_MESSAGE(en.count(key), "no English text for " << key);
+  for (const auto& [key, text] : zh) {
+    CAPTURE(key);
+    const auto words = english_words(text);
+    CHECK_MESSAGE(words.empty(), "English words in the Chinese text: " << text);
+  }
+}
+
+namespace {
+// The key each query of head `head` (batch item 0) weighs most, from the trace's weights.
+std::vector<Index> favourite_keys(const Trace& t, Index head) {
+  std::vector<Index> keys;
+  const auto w = t.stage(Stage::Weights).matrix(head);  // (Lq, Lk) of batch item 0
+  for (Index i = 0; i < w.rows(); ++i) {
+    Index best = 0;
+    for (Index j = 1; j < w.cols(); ++j)
+      if (w(i, j) > w(i, best)) best = j;
+    keys.push_back(best);
+  }
+  return keys;
+}
+std::string description_of(const std::string& preset) {
+  for (const PresetInfo& p : list_presets())
+    if (p.name == preset) return p.description;
+  return "";
+}
+}  // namespace
+
+TEST_CASE("the heads a preset's description names are the heads where the trace shows the pattern") {
+  {
+    const auto traced = compute(*load_preset("default"));
+    const Trace& t = **traced;
+    CHECK(contains(description_of("default"), "head 0 looks at the previous word"));
+    // "the cat sat on the mat": from "cat" on, head 0 weighs the previous token most.
+    CHECK(favourite_keys(t, 0) == std::vector<Index>{0, 0, 1, 2, 3, 4});
+    CHECK(favourite_keys(t, 1) != std::vector<Index>{0, 0, 1, 2, 3, 4});
+  }
+  {
+    const auto traced = compute(*load_preset("cross-attention"));
+    const Trace& t = **traced;
+    CHECK(contains(description_of("cross-attention"), "head 0 aligns words, head 1 finds the verb"));
+    // le → the, chat → cat, dort → sleeping; head 1: every word → "is".
+    CHECK(favourite_keys(t, 0) == std::vector<Index>{0, 1, 3});
+    CHECK(favourite_keys(t, 1) == std::vector<Index>{2, 2, 2});
+  }
+}
+
+TEST_CASE("a config error a learner can make reads in Chinese, with its numbers") {
+  std::vector<std::pair<std::string, std::string>> patterns;
+  for (const auto& [key, text] : table(false))
+    if (key.rfind("error.pattern.", 0) == 0) patterns.push_back({key, text});
+  auto chinese = [](const std::string& key) -> std::optional<std::string> {
+    auto it = table(true).find(key);
+    return it == table(true).end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  const std::vector<std::pair<std::function<void(Session&)>, std::string>> edits = {
+      {[](Session& s) { s.config.num_heads = 0; }, "0"},
+      {[](Session& s) { s.config.dropout.p = 1.5; }, "1.5"},
+      {[](Session& s) { s.config.scale = {ScaleMode::Custom, INFINITY}; }, ""},
+      {[](Session& s) { s.config.mask_fill = NAN; }, "NaN"},
+      {[](Session& s) { s.config.d_model = 0; }, "0"},
+  };
+  for (const auto& [edit, number] : edits) {
+    Session s = *load_preset("default");
+    edit(s);
+    auto traced = compute(s);
+    REQUIRE_FALSE(traced.ok());
+    CAPTURE(traced.error().message);
+    const auto text = translate_message(traced.error().message, patterns, chinese);
+    REQUIRE(text.has_value());
+    CHECK(english_words(*text).empty());
+    CHECK(contains(*text, number));
+  }
+  CHECK_FALSE(translate_message("something no pattern knows", patterns, chinese).has_value());
+}

@@ -1,0 +1,102 @@
+// The training lab's model: the toy tasks' data, determinism, and that the
+// app's own forward and backward train a head that solves previous_token and
+// max_so_far with the pattern a learner should see.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "numerics/attention.hpp"
+#include "training/training.hpp"
+
+using al::Index;
+using al::ToyTask;
+
+TEST_CASE("toy tasks: targets follow each task's definition") {
+  const al::ToyBatch prev = al::toy_batch(ToyTask::PreviousToken, 3, 0, 50);
+  const al::ToyBatch max = al::toy_batch(ToyTask::MaxSoFar, 3, 0, 50);
+  const al::ToyBatch dup = al::toy_batch(ToyTask::Duplicate, 3, 0, 50);
+  Index repeats = 0, news = 0;
+  for (Index b = 0; b < 50; ++b)
+    for (Index i = 0; i < 8; ++i) {
+      const size_t n = size_t(b * 8 + i);
+      CHECK(prev.targets[n] == (i == 0 ? -1 : prev.tokens[n - 1]));
+      CHECK(max.targets[n] == *std::max_element(max.tokens.begin() + b * 8, max.tokens.begin() + long(n) + 1));
+      if (i == 0) {
+        CHECK(dup.tokens[n] == 0);  // <s>
+        CHECK(dup.targets[n] == -1);
+        continue;
+      }
+      const bool seen = std::count(dup.tokens.begin() + b * 8 + 1, dup.tokens.begin() + long(n), dup.tokens[n]) > 0;
+      CHECK(dup.targets[n] == (seen ? 1 : 0));
+      (seen ? repeats : news) += 1;
+    }
+  CHECK(repeats > 100);  // both answers are common
+  CHECK(news > 100);
+  // Held-out and training sequences differ; the same counter gives the same sequence.
+  CHECK(al::toy_batch(ToyTask::MaxSoFar, 3, 7, 1).tokens == al::toy_batch(ToyTask::MaxSoFar, 3, 7, 1).tokens);
+  CHECK(al::toy_batch(ToyTask::MaxSoFar, 3, 7, 1).tokens != al::toy_batch(ToyTask::MaxSoFar, 3, 8, 1).tokens);
+}
+
+TEST_CASE("training: the same seed gives the same run, another seed another") {
+  auto losses = [](std::uint64_t seed) {
+    al::TrainingConfig c = al::default_training(ToyTask::MaxSoFar);
+    c.seed = seed;
+    al::Trainer t(c);
+    std::vector<double> l;
+    for (int s = 0; s < 20; ++s) l.push_back(t.step());
+    return l;
+  };
+  const std::vector<double> a = losses(5), b = losses(5), c = losses(6);
+  CHECK(a == b);
+  CHECK(a != c);
+  CHECK(a.back() < a.front());
+}
+
+TEST_CASE("training: previous_token learns the off-diagonal head") {
+  al::Trainer trainer(al::default_training(ToyTask::PreviousToken));
+  for (int s = 0; s < trainer.config().steps; ++s) trainer.step();
+  CHECK(trainer.heldout_accuracy() >= 0.98);
+  // The learned layer, as a session: some head puts most of every row (after
+  // the first) on the token before.
+  const al::Session session = trainer.heldout_session(4);
+  auto trace = al::compute(session);
+  REQUIRE(trace);
+  const al::Tensor& w = (*trace)->stage(al::Stage::Weights);  // (4, h, 8, 8)
+  for (Index b = 0; b < 4; ++b) {
+    bool some_head = false;
+    for (Index h = 0; h < w.dim(1); ++h) {
+      bool all_rows = true;
+      for (Index i = 1; i < 8; ++i) all_rows = all_rows && w.at({b, h, i, i - 1}) > 0.5f;
+      some_head = some_head || all_rows;
+    }
+    CHECK(some_head);
+  }
+  CHECK(session.tokens.size() == 8);
+}
+
+TEST_CASE("training: max_so_far attends the maximum") {
+  al::Trainer trainer(al::default_training(ToyTask::MaxSoFar));
+  for (int s = 0; s < trainer.config().steps; ++s) trainer.step();
+  CHECK(trainer.heldout_accuracy() >= 0.98);
+  const al::Session session = trainer.heldout_session(8);
+  auto trace = al::compute(session);
+  REQUIRE(trace);
+  const std::vector<int> tokens = trainer.heldout_tokens(8);
+  const al::Tensor& w = (*trace)->stage(al::Stage::Weights);  // (8, h, 8, 8)
+  // Summed over the positions holding the running maximum, some head's weight
+  // is the largest share of the row in most rows.
+  Index rows = 0, on_max = 0;
+  for (Index b = 0; b < 8; ++b)
+    for (Index i = 0; i < 8; ++i, ++rows) {
+      const al::Tensor ideal = al::toy_ideal_pattern(ToyTask::MaxSoFar, {tokens.begin() + b * 8, tokens.begin() + b * 8 + 8});
+      float best = 0;
+      for (Index h = 0; h < w.dim(1); ++h) {
+        float share = 0;
+        for (Index j = 0; j <= i; ++j)
+          if (ideal.at({i, j}) > 0) share += w.at({b, h, i, j});
+        best = std::max(best, share);
+      }
+      on_max += best > 0.5f;
+    }
+  CHECK(on_max >= rows * 9 / 10);
+}

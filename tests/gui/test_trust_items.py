@@ -1,0 +1,180 @@
+"""Small things a learner must be able to trust, under Xvfb:
+- the dropped stage marks every cell dropout zeroed (count from trace --json);
+- a pinned cell that no longer exists (weights.h1 on a one-head session) is forgotten;
+- a lesson that loads the example already open leaves the session unmodified;
+- seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
+- the Fused lab on a cross session explains why it does not apply;
+- the Export window writes the pinned heatmap as a Markdown and a LaTeX table,
+  named by stage, head and batch, with the tokens on both axes;
+- real input: "abc" typed into a cell gives a message; a click on a cell the causal
+  mask hides says so and offers to turn causal off (which then works); a wrong quiz
+  answer may be retried before the answer is shown."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from gui_test_util import (Failures, app_window, ctrl_click, hold_keys, output_dir, screenshot, type_text,
+                           wait_for_widgets, xdotool)
+
+binary = sys.argv[1]
+out = output_dir("trust-items")
+failures = Failures()
+
+
+def trace_of(source):
+    return json.loads(subprocess.run([binary, "trace", source, "--json"], capture_output=True, text=True,
+                                     check=True, timeout=60).stdout)
+
+
+# 1. Dropout marks: the default example with dropout 0.5 in training mode.
+source_dir = sys.argv[2]
+session = json.load(open(os.path.join(source_dir, "assets", "presets", "default.json")))
+session["config"]["dropout"] = {"p": 0.5, "training": True, "seed": 3}
+dropout_session = os.path.join(out, "dropout.json")
+json.dump(session, open(dropout_session, "w"))
+stages = trace_of(dropout_session)["stages"]
+weights, dropped = stages["weights"][0][0], stages["dropped"][0][0]  # batch 0, head 0: (Lq, Lk)
+zeroed = sum(1 for wr, dr in zip(weights, dropped) for w, d in zip(wr, dr) if d == 0 and w != 0)
+failures.check(zeroed > 0, f"dropout 0.5 drops some weight of head 0 ({zeroed})")
+_, facts = screenshot(binary, dropout_session, "dropped", out, "dropped")
+failures.check(facts.get("heatmap.dropped.h0.dropped_marks") == str(zeroed),
+               f"{zeroed} dropped cells are marked, got {facts.get('heatmap.dropped.h0.dropped_marks')}")
+_, facts = screenshot(binary, "default", "dropped", out, "no-dropout")
+failures.check(not any(k.endswith(".dropped_marks") for k in facts), "without dropout nothing is marked")
+
+# 2. A pin that does not exist is forgotten; one that does stays.
+_, facts = screenshot(binary, "seed-003-example", "weights", out, "pin-missing", ["--pin", "weights:0:1:0:0"])
+failures.check(facts.get("pinned") == "", f"weights.h1 on a one-head session is forgotten, got {facts.get('pinned')!r}")
+_, facts = screenshot(binary, "default", "weights", out, "pin-kept", ["--pin", "weights:0:1:0:0"])
+failures.check(facts.get("pinned") == "weights.h1:0:0", f"weights.h1 on two heads stays, got {facts.get('pinned')!r}")
+
+# 3. The first lesson uses the default example: opening it over `default` changes nothing.
+_, facts = screenshot(binary, "default", "x", out, "lesson", ["--lesson", "1"])
+failures.check(facts.get("modified") == "no", f"a lesson on its own example leaves it unmodified, got {facts.get('modified')}")
+
+# 4. Keys kept that are not the first ones.
+_, facts = screenshot(binary, "seed-002-mask-bug", "masked", out, "kept-seed002", ["--tab", "mask"])
+failures.check("mask.kept_not_first" in facts["widgets"], "seed 002: the mask tab says keys 2, 3 are kept")
+_, facts = screenshot(binary, "padded-batch", "masked", out, "kept-prefix", ["--tab", "mask"])
+failures.check("mask.kept_not_first" not in facts["widgets"], "a prefix padding needs no note")
+
+# 5. The Fused lab on a cross session.
+_, facts = screenshot(binary, "cross-attention", "x", out, "fused-cross", ["--open", "fused_qkv"])
+failures.check("labs.fused.not_applicable" in facts["widgets"], "the fused lab says why it does not apply to cross")
+_, facts = screenshot(binary, "default", "x", out, "fused-self", ["--open", "fused_qkv"])
+failures.check("labs.fused.not_applicable" not in facts["widgets"], "on a self session the lab applies")
+
+# 6. Real input.
+widgets_path = os.path.join(out, "live.json")
+
+
+def wait_for(predicate, what, timeout=15):
+    state, ok = wait_for_widgets(widgets_path, predicate, timeout)
+    failures.check(ok, what)
+    return state
+
+
+def click(window, state, name):
+    r = state["widgets"][name]
+    xdotool("mousemove", "--window", window, int(r["x"] + r["w"] / 2), int(r["y"] + r["h"] / 2))
+    time.sleep(0.15)
+    xdotool("mousedown", 1)
+    time.sleep(0.12)
+    xdotool("mouseup", 1)
+    time.sleep(0.25)
+
+
+# A previous run of this test ends with unsaved edits: its recovery file would ask first.
+recovery = os.path.join(os.environ.get("XDG_STATE_HOME", "/nonexistent"), "attention-lab", "recovery.json")
+if os.path.exists(recovery):
+    os.remove(recovery)
+app = subprocess.Popen([binary, "causal-decoder", "--lang", "en", "--size", "1600x1000", "--open", "quiz",
+                        "--widgets-out", widgets_path])
+try:
+    state = wait_for(lambda s: "labs.quiz.check" in s["widgets"] or "labs.quiz.key0" in s["widgets"], "the quiz", 30)
+    window = app_window()
+    time.sleep(1.0)  # the first frames after mapping may miss input
+    print("question:", state.get("quiz.question"))
+    # A wrong answer: a try-again note, the answer still hidden, the controls still there.
+    if "labs.quiz.answer" in state["widgets"]:
+        click(window, state, "labs.quiz.answer")
+        type_text("12345")
+        hold_keys("Return")
+    else:
+        kind, stage, b, h, row, col = state["quiz.question"].split(":")
+        stages = trace_of("causal-decoder")["stages"]
+        row_weights = stages[stage][int(b)][int(h)][int(row)]
+        wrong = min(range(len(row_weights)), key=lambda j: row_weights[j])
+        click(window, state, f"labs.quiz.key{wrong}")
+    state = wait_for(lambda s: "labs.quiz.try_again" in s["widgets"], "a wrong answer may be tried again")
+    failures.check("labs.quiz.show_answer" in state["widgets"], "the answer can be shown on request")
+    if "labs.quiz.show_answer" in state["widgets"]:
+        click(window, state, "labs.quiz.show_answer")
+    state = wait_for(lambda s: "labs.quiz.try_again" not in s["widgets"] and "labs.quiz.show_answer" not in s["widgets"],
+                     "show the answer reveals it")
+
+    # The matrix editor: type "abc" into a cell.
+    click(window, state, "tab.matrices")
+    state = wait_for(lambda s: "editor.cell.0.0" in s["widgets"], "the matrices tab shows cells")
+    r = state["widgets"].get("editor.cell.0.0")
+    if r:
+        ctrl_click(window, int(r["x"] + r["w"] / 2), int(r["y"] + r["h"] / 2))
+        type_text("abc")
+        hold_keys("Return")
+        wait_for(lambda s: "editor.typing_message" in s["widgets"], "typing abc into a cell says it is not a number")
+
+    # The mask painter: row 0 cannot see key 3 under causal.
+    click(window, state, "tab.mask")
+    state = wait_for(lambda s: "heatmap.mask_painter" in s["widgets"], "the mask tab shows the painter")
+    r = state["widgets"].get("heatmap.mask_painter")
+    if r:
+        x = int(r["x"] + (3 + 0.5) * r["w"] / r["cols"])
+        y = int(r["y"] + 0.5 * r["h"] / r["rows"])
+        xdotool("mousemove", "--window", window, x, y)
+        time.sleep(0.15)
+        xdotool("mousedown", 1)
+        time.sleep(0.12)
+        xdotool("mouseup", 1)
+        state = wait_for(lambda s: "mask.turn_causal_off" in s["widgets"], "a causal cell: the painter says so")
+        revision = state.get("revision")
+        click(window, state, "mask.turn_causal_off")
+        wait_for(lambda s: "mask.blocked" not in s["widgets"] and s.get("revision") != revision,
+                 "turning causal off is an edit and the note goes")
+    app.terminate()
+    app.wait(timeout=20)
+finally:
+    if app.poll() is None:
+        app.terminate()
+        app.wait(timeout=10)
+# 7. Tables of the pinned heatmap from the Export window (written into the app's folder).
+for name in ("weights.h0.b0.md", "weights.h0.b0.tex"):
+    if os.path.exists(os.path.join(out, name)):
+        os.remove(os.path.join(out, name))
+if os.path.exists(recovery):
+    os.remove(recovery)  # the app above ended with unsaved edits
+app = subprocess.Popen([binary, "default", "--lang", "en", "--size", "1600x1000", "--open", "export",
+                        "--pin", "weights:0:0:0:0", "--stage", "weights", "--widgets-out", widgets_path], cwd=out)
+try:
+    state = wait_for(lambda s: "export.pinned_markdown" in s["widgets"], "the export window offers tables", 30)
+    window = app_window()
+    time.sleep(1.0)
+    click(window, state, "export.pinned_markdown")
+    click(window, state, "export.pinned_latex")
+    deadline = time.time() + 15
+    while time.time() < deadline and not os.path.exists(os.path.join(out, "weights.h0.b0.tex")):
+        time.sleep(0.2)
+    md = os.path.join(out, "weights.h0.b0.md")
+    text = open(md).read() if os.path.exists(md) else ""
+    failures.check(text.startswith("| weights.h0 | the | cat | sat | on | the | mat |"),
+                   f"the Markdown table has the key tokens on top: {text[:80]!r}")
+    failures.check("| **cat** |" in text, "and the query tokens down the side")
+    failures.check(os.path.exists(os.path.join(out, "weights.h0.b0.tex")), "the LaTeX table is written")
+    app.terminate()
+    app.wait(timeout=20)
+finally:
+    if app.poll() is None:
+        app.terminate()
+        app.wait(timeout=10)
+failures.finish()
