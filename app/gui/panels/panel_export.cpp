@@ -111,6 +111,24 @@ void draw_export_window(AppState& app) {
     if (ImGui::Button((std::string(app.tr("png.button")) + "###export_pinned_png").c_str()))
       request_heatmap_png(app, app.view.pinned->heatmap, export_path(app, base + ".png"));
     app.widgets.add_last_item("export.pinned_png");
+    // The same heatmap for a slide: title, token labels, numbers, colour bar, at a chosen width.
+    ImGui::SameLine();
+    if (ImGui::Button((std::string(app.tr("png.slide_button")) + "###export_pinned_slide").c_str()))
+      request_heatmap_png(app, app.view.pinned->heatmap, export_path(app, base + ".slide.png"), t.slide_width);
+    app.widgets.add_last_item("export.pinned_slide");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
+    const std::string width_label = std::to_string(t.slide_width) + " px";
+    if (ImGui::BeginCombo("###slide_width", width_label.c_str())) {
+      for (int width : {1280, 1920, 2560, 3840}) {
+        ImGui::PushID(width);
+        if (ImGui::Selectable((std::to_string(width) + " px").c_str(), width == t.slide_width)) t.slide_width = width;
+        app.widgets.add_last_item("export.slide_width." + std::to_string(width));
+        ImGui::PopID();
+      }
+      ImGui::EndCombo();
+    }
+    app.widgets.add_last_item("export.slide_width");
     // Tables for slides and notes, labelled as on screen.
     const auto [rows, cols] = axis_labels(app.model.trace_session(), cell->stage);
     const std::string corner = app.view.pinned->heatmap;
