@@ -11,6 +11,7 @@
 #include "teaching/table_text.hpp"
 #include "widgets/heatmap_png.hpp"
 #include "widgets/text_wrap.hpp"
+#include "widgets/floating_window.hpp"
 
 namespace al::gui {
 
@@ -64,10 +65,7 @@ void draw_export_window(AppState& app) {
   TeachingViews& t = app.teaching;
   if (!t.export_open) return;
   const float font = ImGui::GetFontSize();
-  // Each view has its own first place, so several open at once don't cover each other.
-  const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
-  ImGui::SetNextWindowPos(ImVec2(work.x + 30.0f * font, work.y + 26.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(30.0f * font, 16.0f * font), ImGuiCond_FirstUseEver);
+  place_over_editors(16.0f, 0.0f, true);  // at the bottom: Explain opens at the top
   const std::string title = std::string(app.tr("teach.export.title")) + "###export_window";
   if (!ImGui::Begin(title.c_str(), &t.export_open)) {
     ImGui::End();

@@ -154,8 +154,11 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   ImGui::BeginGroup();
   ImGui::TextUnformatted(spec.title.c_str());
   if (spec.enlargeable && !spec.enlarged) {
+    // A one-character button: a longer one widened narrow heatmaps' titles past their width.
     ImGui::SameLine();
-    if (ImGui::SmallButton(app.tr("zoom.enlarge"))) {
+    const bool enlarge = ImGui::SmallButton("+");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("zoom.enlarge"));
+    if (enlarge) {
       app.view.enlarged = spec.name;
       app.view.zoom = 1.0f;
       app.view.center_row = 0.5f * static_cast<float>(spec.values.rows);
