@@ -232,7 +232,7 @@ void draw_file_windows(AppState& app) {
   draw_message(app);
   app.widgets.set_fact("modified", app.model.modified() ? "yes" : "no");
   app.widgets.set_fact("document", app.files.path);
-  std::string notices;
+  std::string notices = app.start_problem ? app.i18n.error_message(*app.start_problem) + "\n" : "";
   for (const auto& notice : app.notices) notices += notice + "\n";
   app.widgets.set_fact("notices", notices);
 }

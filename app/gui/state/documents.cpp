@@ -121,7 +121,7 @@ void init_documents(AppState& app, const StartDocument& start) {
   DocumentState& files = app.files;
   files.path = start.path;
   app.document = start.title;
-  if (start.problem) app.notices.push_back(start.problem->message);
+  app.start_problem = start.problem;
   files.dialog.folder = absolute_path(start.path.empty() ? "." : fs::path(start.path).parent_path().string());
   files.user_files = !app.options.screenshot;
   if (!files.user_files) return;
