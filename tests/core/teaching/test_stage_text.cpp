@@ -271,13 +271,24 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
 TEST_CASE("the timeline labels and titles need no trace and follow the scale") {
   Session s = *load_preset("default");
   s.config.scale = {ScaleMode::Custom, 0.25};
-  CHECK(step_timeline(Step::Scaled, s) == "×0.25");
+  CHECK(step_timeline(Step::Scaled, s, lookup_in(false)) == "×0.25");
   CHECK(step_title(Step::Scaled, s, lookup_in(false)) == "Scaling by a custom factor 0.25");
   s.config.scale = {ScaleMode::None, 1.0};
-  CHECK(step_timeline(Step::Scaled, s) == "×1");
+  CHECK(step_timeline(Step::Scaled, s, lookup_in(false)) == "×1");
   CHECK(scaled_scores_symbol(s) == "QKᵀ");
   s.config.scale = {ScaleMode::SqrtDk, 1.0};
   CHECK(scaled_scores_symbol(s, "S") == "S/√d_k");
+  // The word labels are in the reader's language (softmax and dropout are names in both).
+  const std::vector<std::pair<Step, std::pair<std::string, std::string>>> words = {
+      {Step::Masked, {"mask", "掩码"}},        {Step::Weights, {"softmax", "softmax"}},
+      {Step::Dropped, {"dropout", "dropout"}}, {Step::Concat, {"concat", "拼接"}},
+      {Step::Output, {"output", "输出"}}};
+  for (const auto& [step, labels] : words) {
+    CHECK(step_timeline(step, s, lookup_in(false)) == labels.first);
+    CHECK(step_timeline(step, s, lookup_in(true)) == labels.second);
+  }
+  for (int i = 0; i < kStepCount; ++i)
+    CHECK(english_words(step_timeline(static_cast<Step>(i), s, lookup_in(true))).empty());
 }
 
 TEST_CASE("every translation key exists in both languages, and Chinese texts are in Chinese") {
