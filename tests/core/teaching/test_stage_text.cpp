@@ -500,3 +500,27 @@ TEST_CASE("every message from opening a bad session file reads in Chinese, with 
   CHECK(contains(*chinese, "不存在"));
   fs::remove_all(folder);
 }
+
+TEST_CASE("every preset has a Chinese description, in Chinese, with the English one's numbers (heads count from 0)") {
+  auto numbers = [](const std::string& text) {
+    static const std::regex number("[0-9]+(\\.[0-9]+)?");
+    std::multiset<std::string> found;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
+      found.insert(it->str());
+    return found;
+  };
+  for (const PresetInfo& preset : list_presets()) {
+    CAPTURE(preset.name);
+    CAPTURE(preset.description_zh);
+    REQUIRE_FALSE(preset.description_zh.empty());
+    CHECK(english_words(preset.description_zh).empty());
+    CHECK(numbers(preset.description_zh) == numbers(preset.description));
+  }
+  // The heads the two texts name are the same heads.
+  for (const PresetInfo& preset : list_presets())
+    if (preset.name == "default" || preset.name == "cross-attention") {
+      CHECK(contains(preset.description, "head 0"));
+      CHECK(contains(preset.description_zh, "头 0"));
+      CHECK(contains(preset.description_zh, "头 1"));
+    }
+}
