@@ -173,6 +173,8 @@ void use_dialog_result(AppState& app, const std::string& path) {
       if (dialog.error.empty()) dialog.request_close = true;
       break;
   }
+  // Kept in the settings: the next run's dialog starts here.
+  if (dialog.request_close) app.files.settings.last_folder = std::filesystem::path(path).parent_path().string();
 }
 
 }  // namespace

@@ -132,6 +132,8 @@ void init_documents(AppState& app, const StartDocument& start) {
     app.notices.push_back(warning);
     std::fprintf(stderr, "attention-lab: %s\n", warning.c_str());
   }
+  // Without a file to start from, the file dialog opens where it was last used.
+  if (start.path.empty() && !files.settings.last_folder.empty()) files.dialog.folder = files.settings.last_folder;
   Language language;
   if (!app.options.language && parse_language(files.settings.language, &language))
     app.i18n.set_language(language);
