@@ -3,7 +3,8 @@
 // earlier stages: a sentence that depends on the session may only say what the
 // session does ("≈ 0" only when the largest masked weight is below 1e-3, the
 // scale the session uses, cross attention's X_kv, direct mode's missing W's,
-// b_O only with bias, α′ and no "average" with dropout).
+// b_O only with bias, α′ and no "average" with dropout). Also: the messages of bad
+// session files in Chinese, the timeline labels and the presets' Chinese descriptions.
 #include <doctest/doctest.h>
 
 #include <cmath>
