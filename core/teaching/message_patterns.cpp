@@ -47,8 +47,9 @@ const CompiledPattern& compiled(const std::string& pattern) {
   return it->second;
 }
 
-// A message nests at most this deep: "{file}: {message}" → a message → a phrase in it.
-constexpr int kMaxDepth = 3;
+// A message nests at most this deep: "{file}: {message}" (a session file, its input, a CSV
+// file it names) → a message → a phrase in it.
+constexpr int kMaxDepth = 5;
 
 std::optional<std::string> translate(
     const std::string& message, const std::vector<std::pair<std::string, std::string>>& english_patterns,

@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <tuple>
 
+#include "editing/import.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/lab_numbers.hpp"
 #include "io/session_io.hpp"
@@ -469,10 +471,22 @@ TEST_CASE("every message from opening a bad session file reads in Chinese, with 
        {"1x2", "2x2", "交叉注意力"}},
       {head + R"("config": {"mode": "direct"}, "q": [[1, 0, 0]], "k": [[1, 0]], "v": [[1, 0]]})", {"3", "2"}},
       {head + R"("x": {"random": {"shape": [1, 100000, 8]}}, "config": {"num_heads": 8})" + "}", {"100000", "8"}},
+      // Matrices in files of their own (written below): CSV and .npy problems, inside the session's message.
+      {head + R"("x": {"csv": "letters.csv"})" + "}", {"letters.csv", "第 1 行第 2 个值", "“a”"}},
+      {head + R"("x": {"csv": "ragged.csv"})" + "}", {"第 2 行有 1 个值", "第 1 行有 2 个"}},
+      {head + R"("x": {"csv": "empty.csv"})" + "}", {"CSV"}},
+      {head + R"("x": {"npy": "text.npy"})" + "}", {"text.npy", "不是 .npy 文件"}},
+      {head + R"("x": {"npy": "short.npy"})" + "}", {"不完整", "4096", "0"}},
   };
   const fs::path folder = fs::temp_directory_path() / "al_bad_sessions";
   fs::create_directories(folder);
   const std::string path = (folder / "bad.json").string();
+  std::ofstream(folder / "letters.csv") << "1,a\n";
+  std::ofstream(folder / "ragged.csv") << "1,2\n3\n";
+  std::ofstream(folder / "empty.csv") << "";
+  std::ofstream(folder / "text.npy") << "not numbers";
+  // The .npy magic and version 1.0, then a header length of 4096 with no header after it.
+  std::ofstream(folder / "short.npy", std::ios::binary) << std::string("\x93NUMPY\x01\x00\x00\x10", 10);
   for (const auto& [text, expected] : files) {
     CAPTURE(text);
     { std::ofstream(path, std::ios::binary) << text; }
@@ -486,7 +500,7 @@ TEST_CASE("every message from opening a bad session file reads in Chinese, with 
       CAPTURE(error.message);
       const auto chinese = chinese_error(error);
       REQUIRE(chinese.has_value());
-      CAPTURE(*chinese);
+      CAPTURE(*chinese); MESSAGE(*chinese);
       CHECK_MESSAGE(foreign_words(*chinese, text + " " + path).empty(),
                     "English: " << doctest::toString(foreign_words(*chinese, text + " " + path).size()) << " "
                                 << (foreign_words(*chinese, text + " " + path).empty() ? "" : foreign_words(*chinese, text + " " + path)[0]));
@@ -524,4 +538,36 @@ TEST_CASE("every preset has a Chinese description, in Chinese, with the English 
       CHECK(contains(preset.description_zh, "头 0"));
       CHECK(contains(preset.description_zh, "头 1"));
     }
+}
+
+TEST_CASE("every message from importing a bad matrix file reads in Chinese, with its numbers") {
+  const fs::path folder = fs::temp_directory_path() / "al_bad_imports";
+  fs::create_directories(folder);
+  std::ofstream(folder / "small.csv") << "1,2\n3,4\n";
+  std::ofstream(folder / "half.csv") << "0.5,1,1,1,1,1\n";
+  std::ofstream(folder / "matrix.dat") << "1\n";
+  const Session session = *load_preset("default");  // d_model 8, Lq = Lk = 6
+  // (input, file, what the Chinese message must contain)
+  const std::vector<std::tuple<InputId, std::string, std::vector<std::string>>> imports = {
+      {InputId::WQ, "small.csv", {"W_Q", "8x8", "2x2"}},
+      {InputId::X, "small.csv", {"1x6x8", "2x2", "先修改尺寸"}},
+      {InputId::KeyPadding, "half.csv", {"键的填充掩码", "第 1 个值", "0.5"}},
+      {InputId::WQ, "matrix.dat", {"matrix.dat", ".npy", ".csv"}},
+      {InputId::WQ, "absent.csv", {"不存在"}},
+  };
+  for (const auto& [id, file, expected] : imports) {
+    CAPTURE(file);
+    const auto imported = import_matrix_file(session, id, (folder / file).string());
+    REQUIRE_FALSE(imported.ok());
+    CAPTURE(imported.error().message);
+    const auto chinese = chinese_error(imported.error());
+    REQUIRE(chinese.has_value());
+    CAPTURE(*chinese);
+    CHECK(foreign_words(*chinese, (folder / file).string()).empty());
+    for (const std::string& part : expected) CHECK_MESSAGE(contains(*chinese, part), "missing: " << part);
+  }
+  // A bias of the right length imports: the cases above are refused for their own reasons.
+  std::ofstream(folder / "bias.csv") << "1,1,1,1,1,1,1,1\n";
+  CHECK(import_matrix_file(session, InputId::BQ, (folder / "bias.csv").string()).ok());
+  fs::remove_all(folder);
 }
