@@ -19,6 +19,7 @@
 #include "editing/import.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/lab_numbers.hpp"
+#include "io/matrix_io.hpp"
 #include "io/session_io.hpp"
 #include "teaching/message_patterns.hpp"
 #include "teaching/stage_text.hpp"
@@ -569,5 +570,24 @@ TEST_CASE("every message from importing a bad matrix file reads in Chinese, with
   // A bias of the right length imports: the cases above are refused for their own reasons.
   std::ofstream(folder / "bias.csv") << "1,1,1,1,1,1,1,1\n";
   CHECK(import_matrix_file(session, InputId::BQ, (folder / "bias.csv").string()).ok());
+  fs::remove_all(folder);
+}
+
+TEST_CASE("a save that fails reads in Chinese, with the place and the reason") {
+  const fs::path folder = fs::temp_directory_path() / "al_bad_saves";
+  fs::create_directories(folder);
+  std::ofstream(folder / "note.txt") << "a file, not a folder\n";
+  // A "folder" that is a file: the temporary file cannot be created in it.
+  const std::string target = (folder / "note.txt" / "copy.json").string();
+  const auto error = write_file_atomic(target, "{}");
+  REQUIRE(error.has_value());
+  CAPTURE(error->message);
+  const auto chinese = chinese_error(*error);
+  REQUIRE(chinese.has_value());
+  CAPTURE(*chinese);
+  CHECK(foreign_words(*chinese, target).empty());
+  CHECK(contains(*chinese, "无法保存“" + target + "”"));
+  CHECK(contains(*chinese, "不是文件夹"));
+  CHECK(contains(*chinese, "原有的文件没有改变"));
   fs::remove_all(folder);
 }
