@@ -144,7 +144,7 @@ void init_documents(AppState& app, const StartDocument& start) {
   if (!recovery) {
     // A recovery file that cannot be read back is kept (it may still be opened
     // by hand) until the next autosave replaces it.
-    app.notices.push_back(recovery.error().message);
+    app.notices.push_back(app.i18n.error_message(recovery.error()));
   } else if (*recovery) {
     files.recovery_on_disk = true;
     files.recovery_offer = std::move(**recovery);

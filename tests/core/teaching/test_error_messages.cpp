@@ -1,7 +1,8 @@
 // Every message a learner can meet from a bad file (a session that does not parse
-// or validate, a CSV or .npy it names, a matrix import, a failed save) reads in
-// Chinese in the 中文 UI, with its numbers: real bad files are opened and each
-// Chinese text is checked for English and for the values written here by hand.
+// or validate, a CSV or .npy it names, a matrix import, a failed save, a recovery
+// file that cannot be restored) reads in Chinese in the 中文 UI, with its numbers:
+// real bad files are opened and each Chinese text is checked for English and for
+// the values written here by hand.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <tuple>
 
 #include "editing/import.hpp"
+#include "editing/recovery.hpp"
 #include "i18n_tables.hpp"
 #include "io/matrix_io.hpp"
 #include "io/session_io.hpp"
@@ -173,7 +175,7 @@ TEST_CASE("every message from opening a bad session file reads in Chinese, with 
       CAPTURE(error.message);
       const auto chinese = chinese_error(error);
       REQUIRE(chinese.has_value());
-      CAPTURE(*chinese); MESSAGE(*chinese);
+      CAPTURE(*chinese);
       CHECK_MESSAGE(foreign_words(*chinese, text + " " + path).empty(),
                     "English: " << doctest::toString(foreign_words(*chinese, text + " " + path).size()) << " "
                                 << (foreign_words(*chinese, text + " " + path).empty() ? "" : foreign_words(*chinese, text + " " + path)[0]));
@@ -237,5 +239,34 @@ TEST_CASE("a save that fails reads in Chinese, with the place and the reason") {
   CHECK(contains(*chinese, "无法保存“" + target + "”"));
   CHECK(contains(*chinese, "不是文件夹"));
   CHECK(contains(*chinese, "原有的文件没有改变"));
+  fs::remove_all(folder);
+}
+
+TEST_CASE("a recovery file that cannot be restored reads in Chinese, with why") {
+  const fs::path folder = fs::temp_directory_path() / "al_bad_recovery";
+  fs::create_directories(folder);
+  const std::string path = (folder / "recovery.json").string();
+  const std::string head = R"({"format": "attention-lab/recovery", "version": 1)";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {R"({"format": "attention-lab/recovery", "vers)", "崩溃"},
+      {R"({"format": "something-else"})", "不是恢复文件"},
+      {R"({"format": "attention-lab/recovery", "version": 9})", "另一个版本"},
+      {head + "}", "\"session\""},
+      {head + R"(, "original_path": "", "saved_at_unix_ms": 5, "session": {"format": "attention-lab/session", "version": 1, "x": [[1, "a"]]}})",
+       "x[0][1]"},
+  };
+  for (const auto& [text, expected] : files) {
+    CAPTURE(text);
+    { std::ofstream(path) << text; }
+    const auto read = read_recovery_file(path);
+    REQUIRE_FALSE(read.ok());
+    CAPTURE(read.error().message);
+    const auto chinese = chinese_error(read.error());
+    REQUIRE(chinese.has_value());
+    CAPTURE(*chinese);
+    CHECK(foreign_words(*chinese, text + " " + path).empty());
+    CHECK(contains(*chinese, "恢复文件“" + path + "”"));
+    CHECK(contains(*chinese, expected));
+  }
   fs::remove_all(folder);
 }
