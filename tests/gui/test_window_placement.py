@@ -1,7 +1,7 @@
 """The small floating windows (Explain, Export, Quiz) open where they cover no heatmap and
 inside the screen, and every heatmap row of a step fits in the panel with its colour-bar
-numbers, at a laptop's 1280x800 and at 1600x1000, in English and 中文 (screenshots under
-Xvfb, rectangles from --widgets-out)."""
+numbers, at a laptop's 1280x800 and at 1600x1000, in English and 中文; seed 000's eight heads
+and their average all on screen, in lines (screenshots under Xvfb, rectangles from --widgets-out)."""
 import sys
 
 from gui_test_util import Failures, output_dir, screenshot
@@ -38,4 +38,12 @@ for size in ("1280x800", "1600x1000"):
                     bottom = bar["y"] + bar["h"] + 1.2 * font
                     failures.check(bottom <= height - STATUS_BAR,
                                    f"[{label}] {name}'s numbers end at {bottom:.0f}, above the status bar")
+# Eight heads and their average: every map on screen, none cut off at the right or the bottom.
+for size in ("1280x800", "1600x1000"):
+    width, height = (int(v) for v in size.split("x"))
+    _, state = screenshot(binary, "seed-000-usage", "weights", out, f"eight-heads-{size}", ["--size", size])
+    maps = {name: r for name, r in state["widgets"].items() if name.startswith("heatmap.weights.")}
+    failures.check(len(maps) == 9, f"[8 heads {size}] 8 heads and the average shown: {sorted(maps)}")
+    outside = [name for name, r in maps.items() if r["x"] + r["w"] > width or r["y"] + r["h"] > height - STATUS_BAR]
+    failures.check(not outside, f"[8 heads {size}] cut off: {outside}")
 failures.finish()

@@ -1,6 +1,7 @@
 // The matrices of the current step: what goes in (for one head) and what comes
 // out (every head side by side, plus their average).
 #include <algorithm>
+#include <cmath>
 
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
@@ -170,7 +171,24 @@ struct HeatmapRow {
   bool select_head_on_click = false;  // clicking a head shows that head's inputs
 };
 
-// Lays a row's heatmaps out side by side in the available width.
+// How many of a row's heatmaps fit side by side in `available` width: each needs its title
+// with the enlarge button and a colour bar wide enough for its numbers (8 heads and their
+// average did not fit at 1280 px and were cut off behind a scrollbar).
+size_t heatmaps_per_line(const HeatmapRow& row, float available) {
+  const float font = ImGui::GetFontSize();
+  float widest = 9.0f * font;
+  for (const HeatmapSpec& spec : row.specs) widest = std::max(widest, ImGui::CalcTextSize(spec.title.c_str()).x + 2.2f * font);
+  const float spacing = 1.2f * font;
+  const size_t fit = static_cast<size_t>(std::max(1.0f, std::floor((available + spacing) / (widest + spacing))));
+  return std::min(fit, std::max<size_t>(row.specs.size(), 1));
+}
+
+size_t lines_of(const HeatmapRow& row, float available) {
+  const size_t per_line = heatmaps_per_line(row, available);
+  return (row.specs.size() + per_line - 1) / per_line;
+}
+
+// Lays a row's heatmaps out side by side in the available width, in lines if they do not fit.
 void draw_row(AppState& app, HeatmapRow row) {
   std::vector<HeatmapSpec>& specs = row.specs;
   const float max_height = row.max_height;
@@ -180,10 +198,10 @@ void draw_row(AppState& app, HeatmapRow row) {
   ImGui::TextDisabled("%s", row.label.c_str());
   const float spacing = 1.2f * font;
   const float available = ImGui::GetContentRegionAvail().x;
-  const float width = (available - spacing * static_cast<float>(specs.size() - 1)) /
-                      static_cast<float>(specs.size());
+  const size_t per_line = heatmaps_per_line(row, available);
+  const float width = (available - spacing * static_cast<float>(per_line - 1)) / static_cast<float>(per_line);
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (i > 0) ImGui::SameLine(0.0f, spacing);
+    if (i % per_line != 0) ImGui::SameLine(0.0f, spacing);
     specs[i].width = width;
     specs[i].max_height = max_height;
     specs[i].enlargeable = true;
@@ -345,9 +363,13 @@ void draw_heatmaps(AppState& app) {
   }
   // Each row also needs its label, titles, column labels and colour bar: shrink the grids
   // so that every row, colour-bar numbers included, fits without scrolling where it can.
-  float grids = 0.0f;
-  for (const HeatmapRow& row : rows) grids += row.max_height;
-  const float room = region - 6.5f * font * static_cast<float>(rows.size());
+  const float width = ImGui::GetContentRegionAvail().x;
+  float grids = 0.0f, lines = 0.0f;
+  for (const HeatmapRow& row : rows) {
+    grids += row.max_height * static_cast<float>(lines_of(row, width));
+    lines += static_cast<float>(lines_of(row, width));
+  }
+  const float room = region - 6.5f * font * lines;
   if (grids > 0.0f && room < grids)
     for (HeatmapRow& row : rows) row.max_height = std::max(4.0f * font, row.max_height * std::max(room, 0.0f) / grids);
   for (HeatmapRow& row : rows) draw_row(app, std::move(row));
