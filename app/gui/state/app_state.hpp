@@ -11,6 +11,7 @@
 #include "state/flash_linear_lessons.hpp"
 #include "platform/fonts.hpp"
 #include "gl/gl_heatmap.hpp"
+#include "state/gradient_state.hpp"
 #include "platform/i18n.hpp"
 #include "state/labs_state.hpp"
 #include "gl/matrix_view.hpp"
@@ -112,6 +113,7 @@ struct AppState {
   WidgetRegistry widgets;
 
   TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
+  GradientView gradient;     // dL/d(stage) beside the values, the descent step (gradient_state.hpp)
   LabsState labs;            // why √d_k, mask fill, softmax stability, fused QKV, quiz (labs_state.hpp)
 
   FlashLabState flash_lab;
