@@ -99,6 +99,7 @@ void draw_main_window(AppState& app) {
   draw_mask_fill_lab(app);
   draw_stability_lab(app);
   draw_fused_lab(app);
+  draw_training_lab(app);
   draw_quiz(app);
   apply_teaching_options(app);
   draw_explain_window(app);

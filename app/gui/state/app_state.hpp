@@ -18,6 +18,7 @@
 #include "editing/session_model.hpp"
 #include "state/stages.hpp"
 #include "state/teaching_views.hpp"
+#include "state/training_lab.hpp"
 #include "platform/widget_registry.hpp"
 
 namespace al::gui {
@@ -118,6 +119,7 @@ struct AppState {
 
   FlashLabState flash_lab;
   LinearLabState linear_lab;
+  TrainingLabState training_lab;  // its worker stops when the app does
   LessonState lessons;
   bool keep_drawing = false;  // set during a frame by an animating window: draw the next frame too
 
