@@ -9,14 +9,18 @@
    after, equal to what the window shows and lower than before; the saved weights are
    the original ones moved by -lr * (torch's gradient); X is unchanged.
 3. Step, then Ctrl+Z, quit: every weight is back bit for bit.
+4. The squared-error loss, chosen in the combo: its target is the output with cell
+   [3, 2] raised by 1, so L = 1/N = 1/48 by hand; one step lowers it to what the saved
+   session recomputes.
 """
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
-from files_test_util import App, hold_keys, user_dirs
+from files_test_util import App, hold_keys, user_dirs, xdotool
 from gui_test_util import Failures, output_dir, screenshot
 from wiring_util import require_numpy_and_torch
 
@@ -99,7 +103,19 @@ for path in (stepped_path, undone_path):
         os.remove(path)
 
 
-def run(save_path, undo):
+def choose_squared_error(app, state):
+    """Opens the loss combo and picks its second item (the popup lists them under it)."""
+    rect = state["widgets"]["gradient.loss"]
+    for dy in (0.5, 2.6):
+        xdotool("mousemove", "--window", app.window, int(rect["x"] + 20), int(rect["y"] + dy * rect["h"]))
+        time.sleep(0.2)
+        xdotool("mousedown", 1)
+        time.sleep(0.15)
+        xdotool("mouseup", 1)
+        time.sleep(0.3)
+
+
+def run(save_path, undo, squared_error=False):
     app = App(binary, [PRESET, "--open", "gradients", "--pin", "output:0:0:3:2", "--save-on-exit", save_path],
               env, out, "undo" if undo else "step", failures)
     try:
@@ -107,6 +123,11 @@ def run(save_path, undo):
         state = app.wait_for(lambda s: s.get("gradient.cell") == "0:3:2" and "gradient.step" in s["widgets"],
                              "the loss takes the pinned output cell [3, 2]")
         state = app.settled()
+        if squared_error:
+            choose_squared_error(app, state)
+            state = app.settled()
+            failures.check(close(float(state["gradient.loss"]), 1 / 48),
+                           f"the squared error starts at 1/N = 1/48 (one cell off by 1), shown {state['gradient.loss']}")
         revision = int(state["revision"])
         app.click(state, "gradient.step")
         state = app.wait_for(lambda s: s.get("gradient.step_after", "") != "" and int(s["revision"]) > revision,
@@ -148,6 +169,23 @@ undone = json.load(open(undone_path))
 for name in WEIGHTS:
     failures.check(undone["weights"][name] == baseline["weights"][name], f"{name} restored exactly by Ctrl+Z")
 failures.check(undone["x"] == baseline["x"], "X unchanged")
+
+mse_path = os.path.join(out, "mse.json")
+if os.path.exists(mse_path):
+    os.remove(mse_path)
+state = run(mse_path, undo=False, squared_error=True)
+before, after = float(state["gradient.step_before"]), float(state["gradient.step_after"])
+def output_of(session):
+    output = reference.stages(session)["output"]
+    return output.reshape(-1, output.shape[-2], output.shape[-1])
+
+
+target = output_of(baseline).clone()  # (B, Lq, d_model) = (1, 6, 8): N = 48
+target[0, 3, 2] += 1.0
+recomputed = ((output_of(json.load(open(mse_path))) - target) ** 2).mean().item()
+print(f"MSE to the output with [3, 2] + 1, lr {lr}: loss {before:.6g} -> {after:.6g}; recomputed after {recomputed:.6g}")
+failures.check(after < before, f"the squared error fell: {before} -> {after}")
+failures.check(close(after, recomputed), f"the squared error after {after} = recomputed from the saved session {recomputed}")
 
 shutil.rmtree(root, ignore_errors=True)  # settings and the recovery file of these runs
 failures.finish()
