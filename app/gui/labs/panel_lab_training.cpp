@@ -40,7 +40,10 @@ void controls(AppState& app, TrainingLabState& lab) {
 
   const bool running = lab.run && lab.run->running();
   auto ensure_run = [&] {
-    if (!lab.run) lab.run = std::make_unique<TrainingRun>(kTasks[lab.task]);
+    if (!lab.run) {
+      lab.run = std::make_unique<TrainingRun>(kTasks[lab.task]);
+      ++lab.runs_started;
+    }
     lab.run->set_pace(lab.pace);
   };
   if (running) {
@@ -117,7 +120,7 @@ void patterns(AppState& app, const TrainingLabState& lab, const TrainingSnapshot
   const float font = ImGui::GetFontSize();
   wrapped_text_disabled(app.i18n.format("training.patterns", {{"step", std::to_string(s.weights_step)}}));
   // A run's identity in the texture keys: a new run's step 0 is other values than the old one's.
-  const std::string run = std::to_string(reinterpret_cast<std::uintptr_t>(lab.run.get()));
+  const std::string run = std::to_string(lab.runs_started);
   std::vector<HeatmapSpec> specs;
   const Index heads = s.weights->dim(1);
   for (Index h = 0; h < heads; ++h)

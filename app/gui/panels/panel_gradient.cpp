@@ -31,16 +31,17 @@ std::string cell_text(const GradientView& g) {
 
 // The output cell as a number, or 0 when out of range.
 float output_cell(const Trace& trace, const GradientView& g) {
-  auto target = target_from_output(trace, g.batch, g.row, g.col, 0.0f);
-  if (!target) return 0.0f;
-  const Tensor& out = trace.stage(Stage::Output);
-  return out.data[static_cast<size_t>((g.batch * out.rows() + g.row) * out.cols() + g.col)];
+  const Dims& d = trace.dims;  // the output is (B, Lq, d_model)
+  if (g.batch < 0 || g.batch >= d.batch || g.row < 0 || g.row >= d.len_q || g.col < 0 || g.col >= d.d_model)
+    return 0.0f;
+  return trace.stage(Stage::Output).data[static_cast<size_t>((g.batch * d.len_q + g.row) * d.d_model + g.col)];
 }
 
 // The squared error's target: the output on screen, with the chosen cell set to target_value.
 void capture_target(GradientView& g, const Trace& trace) {
   auto target = target_from_output(trace, g.batch, g.row, g.col, g.target_value);
   g.target = target ? make_tensor(std::move(*target)) : nullptr;
+  ++g.target_generation;
 }
 
 // A pinned cell of the output heatmap becomes the loss's cell.
@@ -65,13 +66,17 @@ const Gradients* current_gradients(AppState& app) {
   auto trace = app.model.trace();
   if (!trace) return nullptr;
   adopt_pinned_cell(app, *trace);
-  if (g.row < 0) g.row = trace->dims.len_q - 1;
+  // The cell stays inside the output when the sizes change (row -1 at first: the last query).
+  const Dims& d = trace->dims;
+  g.batch = std::clamp<Index>(g.batch, 0, d.batch - 1);
+  g.row = g.row < 0 ? d.len_q - 1 : std::min(g.row, d.len_q - 1);
+  g.col = std::clamp<Index>(g.col, 0, d.d_model - 1);
   if (g.step_before && app.model.revision() != g.step_revision) g.step_before.reset(), g.step_after.reset();
   if (g.kind == LossKind::SquaredError && (!g.target || g.target->shape != trace->stage(Stage::Output).shape))
     capture_target(g, *trace);
   const std::string settings = std::to_string(static_cast<int>(g.kind)) + ":" + std::to_string(g.batch) + ":" +
                                std::to_string(g.row) + ":" + std::to_string(g.col) + ":" +
-                               std::to_string(reinterpret_cast<std::uintptr_t>(g.target.get()));
+                               std::to_string(g.target_generation);
   if (trace != g.for_trace || settings != g.settings) {
     g.for_trace = trace;
     g.settings = settings;

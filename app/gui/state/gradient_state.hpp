@@ -21,6 +21,7 @@ struct GradientView {
   std::string adopted_pin;           // "b:row:col" of the output heatmap's pin last taken as that cell
   float target_value = 0.0f;         // squared error: what that cell should become
   TensorPtr target;                  // squared error: the output as it was, with that cell changed; (B, Lq, d_model)
+  int target_generation = 0;         // bumps with every new target (the cache's key)
   float learning_rate = 0.1f;
 
   // The gradients of `for_trace` under the loss above; recomputed when the

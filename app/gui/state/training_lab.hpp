@@ -70,6 +70,7 @@ struct TrainingLabState {
   int task = 0;                        // ToyTask
   std::unique_ptr<TrainingRun> run;    // made on the first start / step; reset drops it
   int pace = TrainingRun::kDefaultPace;  // steps per second
+  int runs_started = 0;                // names each run's textures: a new run's step 0 is not the last one's
 };
 
 void draw_training_lab(AppState& app);  // labs/panel_lab_training.cpp
