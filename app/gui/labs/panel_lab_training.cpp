@@ -146,7 +146,9 @@ void draw_training_lab(AppState& app) {
   bool visible = false;
   if (!begin_lab_window(app, "training", "training.title", &lab.open, ImVec2(56.0f, 44.0f), &visible)) return;
   if (visible) {
-    wrapped_text(app.tr("training.intro"));
+    const TrainingConfig config = default_training(kTasks[lab.task]);
+    wrapped_text(app.i18n.format("training.intro", {{"heads", std::to_string(config.heads)},
+                                                    {"batch", std::to_string(config.batch)}}));
     controls(app, lab);
     if (!lab.run) {
       wrapped_text_disabled(app.tr("training.not_started"));
