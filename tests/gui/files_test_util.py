@@ -30,12 +30,12 @@ def settings_path(env):
 class App:
     """One run of the app with a widget file to watch."""
 
-    def __init__(self, binary, args, env, out_dir, name, failures):
+    def __init__(self, binary, args, env, out_dir, name, failures, lang="en"):
         self.widgets_path = os.path.join(out_dir, name + "-widgets.json")
         if os.path.exists(self.widgets_path):
             os.remove(self.widgets_path)
         self.failures = failures
-        self.process = subprocess.Popen([binary, *args, "--lang", "en", "--size", "1400x900",
+        self.process = subprocess.Popen([binary, *args, "--lang", lang, "--size", "1400x900",
                                          "--widgets-out", self.widgets_path], env=env)
         self.window = None
 

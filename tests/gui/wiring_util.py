@@ -64,13 +64,13 @@ def cell_centre(rect, row, col):
 class Wiring(App):
     """The app on a session file of its own: every change is saved with Ctrl+S and read back."""
 
-    def __init__(self, binary, session, folder, name, failures, extra=()):
+    def __init__(self, binary, session, folder, name, failures, extra=(), lang="en"):
         self.path = os.path.join(folder, name + ".json")
         json.dump(session, open(self.path, "w"), indent=1)
         env = dict(os.environ)
         env.update(HOME=folder, XDG_CONFIG_HOME=os.path.join(folder, "config"),
                    XDG_STATE_HOME=os.path.join(folder, "state"))
-        super().__init__(binary, [self.path, *extra], env, folder, name, failures)
+        super().__init__(binary, [self.path, *extra], env, folder, name, failures, lang)
         self.find_window()
 
     def state_now(self):

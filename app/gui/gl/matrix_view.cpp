@@ -34,6 +34,20 @@ MatrixView column_slice(const MatrixView& view, Index first, Index count) {
   return slice;
 }
 
+MatrixView block(const MatrixView& view, Index row, Index col, Index rows, Index cols) {
+  if (!view.valid() || row < 0 || col < 0 || rows <= 0 || cols <= 0 || row + rows > view.rows ||
+      col + cols > view.cols)
+    return MatrixView{};
+  if (rows == view.rows && cols == view.cols) return view;
+  MatrixView part = view;
+  part.data = view.data + row * view.row_stride + col;
+  part.rows = rows;
+  part.cols = cols;
+  part.key = view.key + "[" + std::to_string(row) + "+" + std::to_string(rows) + "," + std::to_string(col) + "+" +
+             std::to_string(cols) + "]";
+  return part;
+}
+
 MatrixView DerivedCache::head_average(const TensorPtr& tensor, Index batch, Index heads) {
   if (!tensor || tensor->rank() != 4 || heads <= 0) return MatrixView{};
   const std::string key = pointer_key(tensor.get()) + "/avg" + std::to_string(batch);

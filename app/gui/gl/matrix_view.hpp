@@ -26,6 +26,9 @@ struct MatrixView {
 MatrixView matrix_of(const TensorPtr& tensor, Index k = 0);
 // Columns [first, first + count) of a view (a head's slice of a weight matrix).
 MatrixView column_slice(const MatrixView& view, Index first, Index count);
+// Rows [row, row + rows) x columns [col, col + cols) of a view (the part of a
+// zoomed heatmap on screen); the view itself when that is all of it.
+MatrixView block(const MatrixView& view, Index row, Index col, Index rows, Index cols);
 
 struct ValueRange {
   float low = 0.0f, high = 1.0f;

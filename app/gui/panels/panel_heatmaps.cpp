@@ -210,15 +210,22 @@ class HeatmapBuilder {
   MatrixView mask_;
 };
 
-// Lays `specs` out side by side in the available width.
-void heatmap_row(AppState& app, const char* label, std::vector<HeatmapSpec> specs,
-                 float max_height, bool select_head_on_click) {
-  specs.erase(std::remove_if(specs.begin(), specs.end(),
-                             [](const HeatmapSpec& s) { return !s.values.valid(); }),
-              specs.end());
+// One row of heatmaps of a step: a label over them, side by side.
+struct HeatmapRow {
+  std::string label;
+  std::vector<HeatmapSpec> specs;
+  float max_height = 0;
+  bool select_head_on_click = false;  // clicking a head shows that head's inputs
+};
+
+// Lays a row's heatmaps out side by side in the available width.
+void draw_row(AppState& app, HeatmapRow row) {
+  std::vector<HeatmapSpec>& specs = row.specs;
+  const float max_height = row.max_height;
+  const bool select_head_on_click = row.select_head_on_click;
   if (specs.empty()) return;
   const float font = ImGui::GetFontSize();
-  ImGui::TextDisabled("%s", label);
+  ImGui::TextDisabled("%s", row.label.c_str());
   const float spacing = 1.2f * font;
   const float available = ImGui::GetContentRegionAvail().x;
   const float width = (available - spacing * static_cast<float>(specs.size() - 1)) /
@@ -227,6 +234,7 @@ void heatmap_row(AppState& app, const char* label, std::vector<HeatmapSpec> spec
     if (i > 0) ImGui::SameLine(0.0f, spacing);
     specs[i].width = width;
     specs[i].max_height = max_height;
+    specs[i].enlargeable = true;
     if (heatmap_widget(app, specs[i]).clicked && select_head_on_click) {
       // Clicking a head shows that head's inputs.
       const auto& name = specs[i].name;
@@ -235,6 +243,27 @@ void heatmap_row(AppState& app, const char* label, std::vector<HeatmapSpec> spec
     }
   }
   ImGui::Spacing();
+}
+
+// The one heatmap the learner enlarged, filling the panel, with the way back.
+void draw_enlarged(AppState& app, HeatmapSpec spec) {
+  const float font = ImGui::GetFontSize();
+  const bool escape = !ImGui::GetIO().WantTextInput && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+  const bool back = ImGui::Button(app.tr("zoom.back"));
+  app.widgets.add_last_item("zoom.back");
+  if (back || escape) {
+    app.view.enlarged.clear();
+    app.keep_drawing = true;
+    return;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", app.tr("zoom.hint"));
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  spec.width = available.x;
+  spec.max_height = std::max(4.0f * font, available.y - 5.5f * font);  // title, extent line, colour bar
+  spec.max_cell = std::max(available.x, available.y);
+  spec.enlarged = true;
+  heatmap_widget(app, spec);
 }
 
 }  // namespace
@@ -296,21 +325,27 @@ void draw_heatmaps(AppState& app) {
     }
     return out;
   };
+  std::vector<HeatmapRow> rows;
+  auto add_row = [&rows](const char* label, std::vector<HeatmapSpec> specs, float max_height, bool select_head) {
+    specs.erase(std::remove_if(specs.begin(), specs.end(), [](const HeatmapSpec& s) { return !s.values.valid(); }),
+                specs.end());
+    rows.push_back(HeatmapRow{label, std::move(specs), max_height, select_head});
+  };
   const std::string inputs_label = app.i18n.format("heatmap.inputs_of_head", {{"n", std::to_string(hd)}});
   const char* outputs_label = app.tr("heatmap.outputs");
 
   switch (app.view.step) {
     case Step::X:
       if (direct) {
-        heatmap_row(app, app.tr("heatmap.inputs"),
-                    with_input_gradients({build.input(InputId::Q, "Q", build.batch()),
-                                          build.input(InputId::K, "K", build.batch()),
-                                          build.input(InputId::V, "V", build.batch())}), tall, false);
+        add_row(app.tr("heatmap.inputs"),
+                with_input_gradients({build.input(InputId::Q, "Q", build.batch()),
+                                      build.input(InputId::K, "K", build.batch()),
+                                      build.input(InputId::V, "V", build.batch())}), tall, false);
       } else {
         std::vector<HeatmapSpec> specs = {build.input(InputId::X, x_name, build.batch())};
         if (session.config.attention == AttentionKind::Cross)
           specs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
-        heatmap_row(app, app.tr("heatmap.inputs"), with_input_gradients(specs), tall, false);
+        add_row(app.tr("heatmap.inputs"), with_input_gradients(specs), tall, false);
       }
       break;
     case Step::Qkv:
@@ -321,59 +356,69 @@ void draw_heatmaps(AppState& app) {
         specs.push_back(build.weight_slice(InputId::WQ, 0, "W_Q", hd));
         specs.push_back(build.weight_slice(InputId::WK, 1, "W_K", hd));
         specs.push_back(build.weight_slice(InputId::WV, 2, "W_V", hd));
-        heatmap_row(app, inputs_label.c_str(), specs, short_height, false);
+        add_row(inputs_label.c_str(), specs, short_height, false);
       }
-      heatmap_row(app, outputs_label, all_heads(Stage::Q), short_height, true);
-      heatmap_row(app, "", all_heads(Stage::K), short_height, true);
-      heatmap_row(app, "", all_heads(Stage::V), short_height, true);
+      add_row(outputs_label, all_heads(Stage::Q), short_height, true);
+      add_row("", all_heads(Stage::K), short_height, true);
+      add_row("", all_heads(Stage::V), short_height, true);
       break;
     case Step::Scores:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, hd)},
+      add_row(inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, hd)},
                   short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Scores), tall, true);
+      add_row(outputs_label, all_heads(Stage::Scores), tall, true);
       break;
     case Step::Scaled:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Scores, hd)}, short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Scaled), tall, true);
+      add_row(inputs_label.c_str(), {build.stage(Stage::Scores, hd)}, short_height, false);
+      add_row(outputs_label, all_heads(Stage::Scaled), tall, true);
       break;
     case Step::Masked:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Scaled, hd), build.mask()},
+      add_row(inputs_label.c_str(), {build.stage(Stage::Scaled, hd), build.mask()},
                   short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Masked), tall, true);
+      add_row(outputs_label, all_heads(Stage::Masked), tall, true);
       break;
     case Step::Weights:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Masked, hd)}, short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Weights), tall, true);
+      add_row(inputs_label.c_str(), {build.stage(Stage::Masked, hd)}, short_height, false);
+      add_row(outputs_label, all_heads(Stage::Weights), tall, true);
       break;
     case Step::Dropped:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Weights, hd)}, short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Dropped), tall, true);
+      add_row(inputs_label.c_str(), {build.stage(Stage::Weights, hd)}, short_height, false);
+      add_row(outputs_label, all_heads(Stage::Dropped), tall, true);
       break;
     case Step::Context:
-      heatmap_row(app, inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, hd)},
+      add_row(inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, hd)},
                   short_height, false);
-      heatmap_row(app, outputs_label, all_heads(Stage::Context), tall, true);
+      add_row(outputs_label, all_heads(Stage::Context), tall, true);
       break;
     case Step::Concat: {
       std::vector<HeatmapSpec> specs;
       for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(Stage::Context, h));
-      heatmap_row(app, app.tr("heatmap.inputs"), specs, short_height, true);
-      heatmap_row(app, outputs_label, whole(Stage::Concat), tall, false);
+      add_row(app.tr("heatmap.inputs"), specs, short_height, true);
+      add_row(outputs_label, whole(Stage::Concat), tall, false);
       break;
     }
     case Step::WO:
-      heatmap_row(app, app.tr("heatmap.inputs"),
+      add_row(app.tr("heatmap.inputs"),
                   {build.stage(Stage::Concat, 0), build.input(InputId::WO, "W_O", 0)}, short_height, false);
-      heatmap_row(app, outputs_label, whole(Stage::Output), tall, false);
+      add_row(outputs_label, whole(Stage::Output), tall, false);
       break;
     case Step::Output:
-      heatmap_row(app, app.tr("heatmap.inputs"),
+      add_row(app.tr("heatmap.inputs"),
                   {direct ? build.input(InputId::Q, "Q", build.batch())
                           : build.input(InputId::X, x_name, build.batch()),
                    build.stage(Stage::Weights, -1)}, short_height, false);
-      heatmap_row(app, outputs_label, whole(Stage::Output), tall, false);
+      add_row(outputs_label, whole(Stage::Output), tall, false);
       break;
   }
+
+  // A quiz hides values by heatmap and cell: an enlarged, zoomed copy must not show them.
+  if (!app.labs.quiz.covered_heatmaps.empty()) app.view.enlarged.clear();
+  if (!app.view.enlarged.empty()) {
+    for (const HeatmapRow& row : rows)
+      for (const HeatmapSpec& spec : row.specs)
+        if (spec.name == app.view.enlarged) return draw_enlarged(app, spec);
+    app.view.enlarged.clear();  // this step does not show it
+  }
+  for (HeatmapRow& row : rows) draw_row(app, std::move(row));
 }
 
 }  // namespace al::gui

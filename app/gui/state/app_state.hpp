@@ -64,6 +64,12 @@ struct ViewState {
   std::optional<CellRef> pinned;
   std::optional<CellRef> hovered;
 
+  // One heatmap enlarged to fill the view (its widget name; empty: the step's usual rows),
+  // shown `zoom` times closer around the matrix point (center_row, center_col).
+  std::string enlarged;
+  float zoom = 1.0f;
+  float center_row = 0.0f, center_col = 0.0f;
+
   bool playing = false;      // the stepper advances on its own
   double next_play_time = 0; // glfwGetTime() of the next automatic step
 

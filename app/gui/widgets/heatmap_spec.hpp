@@ -22,6 +22,8 @@ struct HeatmapSpec {
   float max_height = 0;
   float max_cell = 0;    // largest cell side; 0: a default in font units
   bool pin_on_click = true;  // false: the caller handles clicks (mask painter)
+  bool enlargeable = false;  // offers "enlarge": the heatmap panel then shows it alone (ViewState::enlarged)
+  bool enlarged = false;     // it is that one: wheel zooms, a drag pans, a double-click fits it again
 };
 
 }  // namespace al::gui

@@ -88,6 +88,52 @@ void draw_dropout_marks(AppState& app, const HeatmapSpec& spec, ImDrawList* draw
   if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".dropped_marks", std::to_string(marked));
 }
 
+// The part of a (rows, cols) matrix on screen: all of it, or what the enlarged view's zoom shows.
+struct VisibleWindow {
+  Index row = 0, col = 0, rows = 0, cols = 0;
+};
+
+VisibleWindow visible_window(const ViewState& view, const MatrixView& full, bool zoomed) {
+  if (!zoomed) return {0, 0, full.rows, full.cols};
+  VisibleWindow w;
+  w.rows = std::clamp<Index>(static_cast<Index>(std::ceil(static_cast<float>(full.rows) / view.zoom)), 1, full.rows);
+  w.cols = std::clamp<Index>(static_cast<Index>(std::ceil(static_cast<float>(full.cols) / view.zoom)), 1, full.cols);
+  w.row = std::clamp<Index>(std::lround(view.center_row - 0.5f * static_cast<float>(w.rows)), 0, full.rows - w.rows);
+  w.col = std::clamp<Index>(std::lround(view.center_col - 0.5f * static_cast<float>(w.cols)), 0, full.cols - w.cols);
+  return w;
+}
+
+// The enlarged heatmap: the wheel zooms around the pointer (the matrix point under it stays
+// under it), a drag moves the view, a double-click shows the whole matrix again.
+// True when the view moved: the next frame draws the new window.
+bool zoom_and_pan(ViewState& view, const MatrixView& full, const VisibleWindow& w, ImVec2 grid_min, float cell,
+                  bool hovered, bool dragging) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const float before[3] = {view.zoom, view.center_row, view.center_col};
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) view.zoom = 1.0f;
+  if (hovered && io.MouseWheel != 0.0f) {
+    const float at_row = static_cast<float>(w.row) + (io.MousePos.y - grid_min.y) / cell;
+    const float at_col = static_cast<float>(w.col) + (io.MousePos.x - grid_min.x) / cell;
+    // Closest: about four cells across the longer side.
+    const float most = std::max(1.0f, static_cast<float>(std::max(full.rows, full.cols)) / 4.0f);
+    const float next = std::clamp(view.zoom * std::pow(1.25f, io.MouseWheel), 1.0f, most);
+    const float keep = view.zoom / next;  // distances to the pointer shrink by this
+    view.center_row = at_row + (view.center_row - at_row) * keep;
+    view.center_col = at_col + (view.center_col - at_col) * keep;
+    view.zoom = next;
+  }
+  if (dragging) {
+    view.center_row -= io.MouseDelta.y / cell;
+    view.center_col -= io.MouseDelta.x / cell;
+  }
+  // Keep the centre where a window of this zoom fits, so a drag past the edge does not build up.
+  const float half_rows = 0.5f * static_cast<float>(full.rows) / view.zoom;
+  const float half_cols = 0.5f * static_cast<float>(full.cols) / view.zoom;
+  view.center_row = std::clamp(view.center_row, half_rows, static_cast<float>(full.rows) - half_rows);
+  view.center_col = std::clamp(view.center_col, half_cols, static_cast<float>(full.cols) - half_cols);
+  return view.zoom != before[0] || view.center_row != before[1] || view.center_col != before[2];
+}
+
 }  // namespace
 
 std::string axis_label(const std::vector<std::string>* labels, Index index) {
@@ -99,19 +145,47 @@ std::string axis_label(const std::vector<std::string>* labels, Index index) {
 HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   HeatmapInteraction interaction;
   if (!spec.values.valid()) return interaction;
-  const MatrixView& m = spec.values;
   const float font = ImGui::GetFontSize();
   const ImU32 text_colour = ImGui::GetColorU32(ImGuiCol_Text);
   ImGui::PushID(spec.name.c_str());
   ImGui::BeginGroup();
   ImGui::TextUnformatted(spec.title.c_str());
+  if (spec.enlargeable && !spec.enlarged) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton(app.tr("zoom.enlarge"))) {
+      app.view.enlarged = spec.name;
+      app.view.zoom = 1.0f;
+      app.view.center_row = 0.5f * static_cast<float>(spec.values.rows);
+      app.view.center_col = 0.5f * static_cast<float>(spec.values.cols);
+    }
+    app.widgets.add_last_item("enlarge." + spec.name);
+  }
+
+  // `shown` is the part on screen (all of it unless zoomed); row0/col0 map its cells back.
+  const VisibleWindow window = visible_window(app.view, spec.values, spec.enlarged);
+  const Index row0 = window.row, col0 = window.col;
+  HeatmapSpec shown = spec;
+  shown.values = block(spec.values, row0, col0, window.rows, window.cols);
+  if (spec.mask.valid()) shown.mask = block(spec.mask, row0, col0, window.rows, window.cols);
+  if (spec.before_dropout.valid())
+    shown.before_dropout = block(spec.before_dropout, row0, col0, window.rows, window.cols);
+  const MatrixView& m = shown.values;
+  if (spec.enlarged) {
+    auto span = [](Index first, Index count) { return std::to_string(first) + "–" + std::to_string(first + count - 1); };
+    char zoom[16];
+    std::snprintf(zoom, sizeof zoom, "%.1f", app.view.zoom);
+    ImGui::TextDisabled("%s", app.i18n.format("zoom.showing", {{"rows", span(row0, m.rows)}, {"cols", span(col0, m.cols)},
+                                                               {"total_rows", std::to_string(spec.values.rows)},
+                                                               {"total_cols", std::to_string(spec.values.cols)},
+                                                               {"zoom", zoom}}).c_str());
+  }
 
   // Row labels (tokens) on the left when rows are tall enough to read them.
   float row_label_width = 0.0f;
   if (spec.row_labels && m.rows <= 64) {
     for (Index r = 0; r < m.rows; ++r)
       row_label_width = std::max(row_label_width,
-                                 ImGui::CalcTextSize(axis_label(spec.row_labels, r).c_str()).x);
+                                 ImGui::CalcTextSize(axis_label(spec.row_labels, row0 + r).c_str()).x);
     row_label_width = std::min(row_label_width, 6.0f * font) + 0.4f * font;
   }
   const float max_cell = spec.max_cell > 0 ? spec.max_cell : 3.4f * font;
@@ -124,7 +198,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   if (spec.col_labels && m.cols <= 64)  // more are never drawn: no need to measure 2048 labels a frame
     for (Index c = 0; c < m.cols; ++c)
       widest_col_label = std::max(
-          widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, c).c_str()).x);
+          widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, col0 + c).c_str()).x);
   const bool col_labels_fit = spec.col_labels && m.cols <= 64 && cell >= widest_col_label + 0.2f * font;
   const float col_label_height = col_labels_fit ? 1.15f * font : 0.0f;
 
@@ -135,28 +209,36 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   ImGui::SetCursorScreenPos(grid_min);
   ImGui::InvisibleButton("grid", ImVec2(std::max(grid_size.x, 1.0f), std::max(grid_size.y, 1.0f)));
   const bool hovered = ImGui::IsItemHovered();
-  const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  // Enlarged, a press may start a drag: a cell is pinned by a click that did not move.
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool moved = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > io.MouseDragThreshold * io.MouseDragThreshold;
+  const bool clicked = spec.enlarged ? ImGui::IsItemDeactivated() && !moved : ImGui::IsItemClicked(ImGuiMouseButton_Left);
   interaction.held = ImGui::IsItemActive();
+  if (spec.enlarged && zoom_and_pan(app.view, spec.values, window, grid_min, cell, hovered,
+                                    interaction.held && ImGui::IsMouseDragging(ImGuiMouseButton_Left)))
+    app.keep_drawing = true;
   heatmap_png_hooks(app, spec);  // right-click: save as PNG
 
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
-  const GLuint mask_texture = spec.mask.valid() ? app.textures.screen(spec.mask) : 0;
+  const GLuint mask_texture = shown.mask.valid() ? app.textures.screen(shown.mask) : 0;
   app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.screen(m), mask_texture,
                     static_cast<int>(m.rows), static_cast<int>(m.cols), spec.style);
   app.widgets.add("heatmap." + spec.name, grid_min, grid_max,
-                  {{"rows", static_cast<double>(m.rows)}, {"cols", static_cast<double>(m.cols)},
-                   {"low", spec.style.low}, {"high", spec.style.high}});
+                  {{"rows", static_cast<double>(spec.values.rows)}, {"cols", static_cast<double>(spec.values.cols)},
+                   {"low", spec.style.low}, {"high", spec.style.high},
+                   {"first_row", static_cast<double>(row0)}, {"first_col", static_cast<double>(col0)},
+                   {"shown_rows", static_cast<double>(m.rows)}, {"shown_cols", static_cast<double>(m.cols)}});
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.
   for (Index r = 0; row_label_width > 0 && r < m.rows; ++r) {
-    const std::string label = axis_label(spec.row_labels, r);
+    const std::string label = axis_label(spec.row_labels, row0 + r);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     draw_list->AddText(ImVec2(grid_min.x - size.x - 0.3f * font,
                               grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
                        text_colour, label.c_str());
   }
   for (Index c = 0; col_labels_fit && c < m.cols; ++c) {
-    const std::string label = axis_label(spec.col_labels, c);
+    const std::string label = axis_label(spec.col_labels, col0 + c);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x, origin.y),
                        text_colour, label.c_str());
@@ -166,7 +248,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
     for (Index r = 0; r < m.rows; ++r)
       for (Index c = 0; c < m.cols; ++c) {
-        if (quiz_covers(app, spec.name, r, c)) continue;
+        if (quiz_covers(app, spec.name, row0 + r, col0 + c)) continue;
         const float v = m.at(r, c);
         const std::string label = format_value(v, true);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
@@ -178,7 +260,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       }
   }
 
-  draw_dropout_marks(app, spec, draw_list, grid_min, cell);
+  draw_dropout_marks(app, shown, draw_list, grid_min, cell);
   draw_quiz_cover(app, spec.name, grid_min, grid_max, cell);
 
   // Hover: the value and its row/column tokens. Click: pin (click again: unpin).
@@ -186,14 +268,14 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   if ((hovered || interaction.held) && mouse.x >= grid_min.x && mouse.x < grid_max.x &&
       mouse.y >= grid_min.y && mouse.y < grid_max.y) {
     interaction.has_cell = true;
-    interaction.row = std::clamp<Index>(static_cast<Index>((mouse.y - grid_min.y) / cell), 0, m.rows - 1);
-    interaction.col = std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell), 0, m.cols - 1);
+    interaction.row = row0 + std::clamp<Index>(static_cast<Index>((mouse.y - grid_min.y) / cell), 0, m.rows - 1);
+    interaction.col = col0 + std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell), 0, m.cols - 1);
     interaction.clicked = clicked;
   }
   if (interaction.has_cell && hovered && !quiz_covers(app, spec.name, interaction.row, interaction.col)) {
     CellRef cell_ref{spec.name, interaction.row, interaction.col};
     app.view.hovered = cell_ref;
-    const float v = m.at(cell_ref.row, cell_ref.col);
+    const float v = spec.values.at(cell_ref.row, cell_ref.col);
     const std::string tokens = std::string(app.tr("heatmap.row")) + " " + axis_label(spec.row_labels, cell_ref.row) +
                                "   " + app.tr("heatmap.col") + " " + axis_label(spec.col_labels, cell_ref.col);
     const std::string value = "[" + std::to_string(cell_ref.row) + ", " + std::to_string(cell_ref.col) +
@@ -220,18 +302,18 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
     const ImU32 outline = IM_COL32(0, 230, 255, 255);
     const float thickness = std::max(2.0f, 0.12f * font);
     for (Index r : highlight.rows)
-      if (r >= 0 && r < m.rows)
-        draw_list->AddRect(ImVec2(grid_min.x, grid_min.y + r * cell), ImVec2(grid_max.x, grid_min.y + (r + 1) * cell),
-                           outline, 0.0f, 0, thickness);
+      if (r >= row0 && r < row0 + m.rows)
+        draw_list->AddRect(ImVec2(grid_min.x, grid_min.y + (r - row0) * cell),
+                           ImVec2(grid_max.x, grid_min.y + (r - row0 + 1) * cell), outline, 0.0f, 0, thickness);
     for (Index c : highlight.cols)
-      if (c >= 0 && c < m.cols)
-        draw_list->AddRect(ImVec2(grid_min.x + c * cell, grid_min.y), ImVec2(grid_min.x + (c + 1) * cell, grid_max.y),
-                           outline, 0.0f, 0, thickness);
+      if (c >= col0 && c < col0 + m.cols)
+        draw_list->AddRect(ImVec2(grid_min.x + (c - col0) * cell, grid_min.y),
+                           ImVec2(grid_min.x + (c - col0 + 1) * cell, grid_max.y), outline, 0.0f, 0, thickness);
   }
   if (app.view.pinned && app.view.pinned->heatmap == spec.name) {
     const CellRef& p = *app.view.pinned;
-    if (p.row < m.rows && p.col < m.cols) {
-      const ImVec2 a(grid_min.x + p.col * cell, grid_min.y + p.row * cell);
+    if (p.row >= row0 && p.row < row0 + m.rows && p.col >= col0 && p.col < col0 + m.cols) {
+      const ImVec2 a(grid_min.x + (p.col - col0) * cell, grid_min.y + (p.row - row0) * cell);
       draw_list->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 200, 0, 255), 0.0f, 0,
                          std::max(2.0f, 0.12f * font));
     }
