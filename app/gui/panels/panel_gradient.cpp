@@ -102,17 +102,18 @@ const Gradients* current_gradients(AppState& app) {
   return g.gradients.get();
 }
 
+void draw_gradient_toggle(AppState& app) {
+  ImGui::Checkbox((std::string(app.tr("grad.show")) + "###gradient_show").c_str(), &app.gradient.show);
+  app.widgets.add_last_item("gradient.show");
+}
+
 void draw_gradient_controls(AppState& app) {
   GradientView& g = app.gradient;
   const float font = ImGui::GetFontSize();
-  ImGui::Checkbox((std::string(app.tr("grad.show")) + "###gradient_show").c_str(), &g.show);
-  app.widgets.add_last_item("gradient.show");
-  if (!g.show) return;
   auto trace = app.model.trace();
   if (!trace) return;
   current_gradients(app);
 
-  ImGui::SameLine(0.0f, 1.5f * font);
   ImGui::SetNextItemWidth(18.0f * font);
   const char* kinds[] = {app.tr("grad.loss.push"), app.tr("grad.loss.mse")};
   int kind = static_cast<int>(g.kind);

@@ -74,8 +74,10 @@ void draw_main_window(AppState& app) {
   ImGui::Separator();
   draw_explanation(app);
   ImGui::Separator();
-  draw_gradient_controls(app);
-  ImGui::Separator();
+  if (app.gradient.show) {
+    draw_gradient_controls(app);
+    ImGui::Separator();
+  }
   // Batch item shown by every heatmap.
   if (auto trace = app.model.trace(); trace && trace->dims.batch > 1) {
     int batch = static_cast<int>(app.view.batch);

@@ -37,7 +37,9 @@ struct GradientView {
   std::uint64_t step_revision = 0;   // the model's revision the step made
 };
 
-// The loss controls and the descent step, under the stepper (panel_gradient.cpp).
+// The gradient view's checkbox, on the stepper's line, and, while it is on, the
+// loss controls and the descent step under the step's explanation (panel_gradient.cpp).
+void draw_gradient_toggle(AppState& app);
 void draw_gradient_controls(AppState& app);
 // The gradients of the trace on screen, up to date, or null (view off, no trace,
 // a session too large to differentiate inside a frame, a loss that does not fit).
