@@ -78,6 +78,18 @@ class HeatmapRenderer {
   std::optional<std::string> render_offscreen(GLuint values, GLuint mask, int rows, int cols,
                                               const HeatmapStyle& style, int width, int height,
                                               std::vector<unsigned char>* rgb);
+  // A picture of width x height pixels on `background`: each quad drawn by the heatmap
+  // shader at its rectangle (grid lines as on screen), then `overlay` (ImGui draw lists:
+  // text, lines) over them; read back as RGB rows bottom-up (gl_heatmap_export.cpp).
+  struct PictureQuad {
+    ImVec2 min, max;
+    GLuint values = 0, mask = 0;
+    int rows = 0, cols = 0;
+    HeatmapStyle style;
+  };
+  std::optional<std::string> render_picture(int width, int height, ImVec4 background,
+                                            const std::vector<PictureQuad>& quads, ImDrawData* overlay,
+                                            std::vector<unsigned char>* rgb);
 
  private:
   struct Command {

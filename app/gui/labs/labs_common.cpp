@@ -4,25 +4,24 @@
 #include <cmath>
 
 #include "panels/panels.hpp"
+#include "widgets/floating_window.hpp"
 
 namespace al::gui {
 
 bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
-                      ImVec2 size_in_fonts, bool* visible, bool bottom_right) {
+                      ImVec2 size_in_fonts, bool* visible, bool over_editors) {
   if (app.frame == 0 && std::count(app.options.open_windows.begin(), app.options.open_windows.end(), id))
     *open = true;
   if (!*open) return false;
   const float font = ImGui::GetFontSize();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  // Never wider or taller than the screen: its text wraps at the window's edge.
-  ImGui::SetNextWindowSize(ImVec2(std::min(size_in_fonts.x * font, viewport->WorkSize.x - 5.0f * font),
-                                  std::min(size_in_fonts.y * font, viewport->WorkSize.y - 3.0f * font)),
-                           ImGuiCond_FirstUseEver);
-  if (bottom_right) {
-    ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + viewport->WorkSize.x - 1.0f * font,
-                                   viewport->WorkPos.y + viewport->WorkSize.y - 2.5f * font),
-                            ImGuiCond_FirstUseEver, ImVec2(1.0f, 1.0f));
+  if (over_editors) {
+    place_over_editors(size_in_fonts.y, 0.0f, true);
   } else {
+    // Never wider or taller than the screen: its text wraps at the window's edge.
+    ImGui::SetNextWindowSize(ImVec2(std::min(size_in_fonts.x * font, viewport->WorkSize.x - 5.0f * font),
+                                    std::min(size_in_fonts.y * font, viewport->WorkSize.y - 3.0f * font)),
+                             ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowPos(ImVec2(4.0f * font, 2.5f * font), ImGuiCond_FirstUseEver);
   }
   *visible = ImGui::Begin((std::string(app.tr(title_key)) + "###lab_" + id).c_str(), open);

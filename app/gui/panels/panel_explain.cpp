@@ -9,6 +9,7 @@
 #include "io/session_io.hpp"
 #include "panels/panels.hpp"
 #include "widgets/text_wrap.hpp"
+#include "widgets/floating_window.hpp"
 
 namespace al::gui {
 
@@ -200,11 +201,7 @@ void explain_body(AppState& app, const Explanation& e, bool dropout) {
 void draw_explain_window(AppState& app) {
   app.teaching.highlights.clear();
   if (!app.teaching.explain_open) return;
-  const float font = ImGui::GetFontSize();
-  const ImGuiViewport* viewport = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + viewport->WorkSize.x - 34.0f * font,
-                                 viewport->WorkPos.y + 3.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(32.0f * font, 22.0f * font), ImGuiCond_FirstUseEver);
+  place_over_editors(22.0f, 2.5f);
   const std::string title = std::string(app.tr("teach.explain.title")) + "###explain_window";
   if (!ImGui::Begin(title.c_str(), &app.teaching.explain_open)) {
     ImGui::End();

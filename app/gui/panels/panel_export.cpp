@@ -11,6 +11,7 @@
 #include "teaching/table_text.hpp"
 #include "widgets/heatmap_png.hpp"
 #include "widgets/text_wrap.hpp"
+#include "widgets/floating_window.hpp"
 
 namespace al::gui {
 
@@ -64,10 +65,7 @@ void draw_export_window(AppState& app) {
   TeachingViews& t = app.teaching;
   if (!t.export_open) return;
   const float font = ImGui::GetFontSize();
-  // Each view has its own first place, so several open at once don't cover each other.
-  const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
-  ImGui::SetNextWindowPos(ImVec2(work.x + 30.0f * font, work.y + 26.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(30.0f * font, 16.0f * font), ImGuiCond_FirstUseEver);
+  place_over_editors(16.0f, 0.0f, true);  // at the bottom: Explain opens at the top
   const std::string title = std::string(app.tr("teach.export.title")) + "###export_window";
   if (!ImGui::Begin(title.c_str(), &t.export_open)) {
     ImGui::End();
@@ -111,6 +109,24 @@ void draw_export_window(AppState& app) {
     if (ImGui::Button((std::string(app.tr("png.button")) + "###export_pinned_png").c_str()))
       request_heatmap_png(app, app.view.pinned->heatmap, export_path(app, base + ".png"));
     app.widgets.add_last_item("export.pinned_png");
+    // The same heatmap for a slide: title, token labels, numbers, colour bar, at a chosen width.
+    ImGui::SameLine();
+    if (ImGui::Button((std::string(app.tr("png.slide_button")) + "###export_pinned_slide").c_str()))
+      request_heatmap_png(app, app.view.pinned->heatmap, export_path(app, base + ".slide.png"), t.slide_width);
+    app.widgets.add_last_item("export.pinned_slide");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(7.0f * ImGui::GetFontSize());
+    const std::string width_label = std::to_string(t.slide_width) + " px";
+    if (ImGui::BeginCombo("###slide_width", width_label.c_str())) {
+      for (int width : {1280, 1920, 2560, 3840}) {
+        ImGui::PushID(width);
+        if (ImGui::Selectable((std::to_string(width) + " px").c_str(), width == t.slide_width)) t.slide_width = width;
+        app.widgets.add_last_item("export.slide_width." + std::to_string(width));
+        ImGui::PopID();
+      }
+      ImGui::EndCombo();
+    }
+    app.widgets.add_last_item("export.slide_width");
     // Tables for slides and notes, labelled as on screen.
     const auto [rows, cols] = axis_labels(app.model.trace_session(), cell->stage);
     const std::string corner = app.view.pinned->heatmap;

@@ -418,6 +418,13 @@ void draw_heatmaps(AppState& app) {
         if (spec.name == app.view.enlarged) return draw_enlarged(app, spec);
     app.view.enlarged.clear();  // this step does not show it
   }
+  // Each row also needs its label, titles, column labels and colour bar: shrink the grids
+  // so that every row, colour-bar numbers included, fits without scrolling where it can.
+  float grids = 0.0f;
+  for (const HeatmapRow& row : rows) grids += row.max_height;
+  const float room = region - 6.5f * font * static_cast<float>(rows.size());
+  if (grids > 0.0f && room < grids)
+    for (HeatmapRow& row : rows) row.max_height = std::max(4.0f * font, row.max_height * std::max(room, 0.0f) / grids);
   for (HeatmapRow& row : rows) draw_row(app, std::move(row));
 }
 

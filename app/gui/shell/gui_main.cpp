@@ -92,6 +92,7 @@ void record_frame_facts(AppState& app, int fb_width, int fb_height) {
   app.widgets.set_fact("pinned", cell_text(app.view.pinned));
   app.widgets.set_fact("hovered", cell_text(app.view.hovered));
   app.widgets.set_fact("view_batch", std::to_string(app.view.batch));
+  app.widgets.set_fact("png.slide_grid", app.teaching.slide_grid);
 }
 
 std::string window_title(const AppState& app) {
@@ -363,7 +364,7 @@ int main(int argc, char** argv) {
   init_documents(*app, start);  // settings (language), recovery offer
   if (!options.stage.empty()) app->view.step = *step_from_name(options.stage);
   app->view.only_head = options.head;
-  if (!options.export_heatmap.empty()) request_heatmap_png(*app, options.export_heatmap, options.heatmap_out);
+  if (!options.export_heatmap.empty()) request_heatmap_png(*app, options.export_heatmap, options.heatmap_out, options.slide_width);
   app->labs.quiz.hide_cell = options.quiz_hide_cell;
   app->widgets.set_output(options.widgets_out);
   app->model.wait_idle();  // the first frame shows the trace, not a progress bar

@@ -3,6 +3,7 @@
 // explanation of the step and its heatmaps; a status line at the bottom.
 #include "panels/panels.hpp"
 #include "state/documents.hpp"
+#include "widgets/floating_window.hpp"
 
 namespace al::gui {
 
@@ -33,7 +34,7 @@ void draw_main_window(AppState& app) {
   const float font = ImGui::GetFontSize();
   const float status_height = ImGui::GetFrameHeightWithSpacing() + 0.2f * font;
   const float body_height = ImGui::GetContentRegionAvail().y - status_height;
-  const float left_width = std::min(26.0f * font, 0.34f * ImGui::GetContentRegionAvail().x);
+  const float left_width = editors_column_width(ImGui::GetContentRegionAvail().x);
 
   // Left: editors. --tab opens one of them on the first frame.
   auto tab_flags = [&](const char* name) {

@@ -26,6 +26,8 @@ const char* usage_text() {
          "       --export-heatmap NAME --heatmap-out FILE.png saves the heatmap NAME (as in --widgets-out\n"
          "                  without \"heatmap.\": weights.h0, scaled.avg, output, input.x, mask) as a PNG when\n"
          "                  it is drawn, in its on-screen colours; fails if it is not at the step shown\n"
+         "       --slide-width W with --export-heatmap: a slide picture W pixels wide instead (title,\n"
+         "                  token labels, the numbers when they fit, colour bar with its range)\n"
          "       --quiz-hide stage|cell: the quiz hides the whole stage (default) or only the asked cell\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
          "                  fps while an edit is recomputed every frame, edit->visible latency and\n"
@@ -122,6 +124,10 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&options->export_heatmap)) return "--export-heatmap needs a heatmap name, e.g. weights.h0";
     } else if (arg == "--heatmap-out") {
       if (!value(&options->heatmap_out)) return "--heatmap-out needs a file name";
+    } else if (arg == "--slide-width") {
+      if (!value(&text) || !parse_int(text, &options->slide_width) || options->slide_width < 320 ||
+          options->slide_width > 8192)
+        return "--slide-width takes a width in pixels from 320 to 8192";
     } else if (arg == "--quiz-hide") {
       if (!value(&text) || (text != "stage" && text != "cell")) return "--quiz-hide takes stage or cell";
       options->quiz_hide_cell = text == "cell";
@@ -154,6 +160,8 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
   if (options->frame_stats && options->stage.empty()) options->stage = "weights";  // the 8 heads' (n, n) heatmaps
   if (options->export_heatmap.empty() != options->heatmap_out.empty())
     return "--export-heatmap NAME and --heatmap-out FILE.png go together";
+  if (options->slide_width > 0 && options->export_heatmap.empty())
+    return "--slide-width goes with --export-heatmap NAME --heatmap-out FILE.png";
   if (options->screenshot) {
     if (options->source.empty()) return "screenshot needs a preset or session file";
     if (options->out.empty()) return "screenshot needs --out FILE.png";

@@ -44,6 +44,7 @@ struct Options {
   std::string snapshot;          // --snapshot <preset | session.json>: the diff view's "before"
   std::string export_heatmap;    // --export-heatmap NAME: save that heatmap (widget name) as PNG ...
   std::string heatmap_out;       // ... to --heatmap-out FILE.png when it is drawn
+  int slide_width = 0;           // --slide-width W: as a slide picture W pixels wide
   bool quiz_hide_cell = false;   // --quiz-hide cell: the quiz covers one cell instead of the stage
 };
 

@@ -91,10 +91,10 @@ void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, Im
 // Shared by these labs (labs_common.cpp); numbers are written by core's lab_number().
 // Opens the window `id` (its --open name) at the first frame if asked to.
 // Returns whether ImGui::Begin was called (the caller then calls ImGui::End());
-// `*visible` says whether the window is expanded. `bottom_right` places it in
-// that corner (a small window that must not hide the matrices it asks about).
+// `*visible` says whether the window is expanded. `over_editors` opens it over the
+// editors' column (a small window that must not hide the matrices it asks about).
 bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
-                      ImVec2 size_in_fonts, bool* visible, bool bottom_right = false);
+                      ImVec2 size_in_fonts, bool* visible, bool over_editors = false);
 // A view of a tensor owned by `owner`; `key` must change when the values do.
 MatrixView lab_view(std::shared_ptr<const void> owner, const Tensor& tensor, std::string key);
 // A line plot in the draw list: y against evenly spaced x, one or more series;

@@ -47,6 +47,9 @@ struct TeachingViews {
   // Save as PNG (heatmap_png.cpp): the heatmap (widget name) to save when it is next drawn.
   std::string png_heatmap;
   std::string png_path;
+  int png_slide_width = 0;                // > 0: a slide picture that wide (heatmap_slide.cpp); 0: the cells alone
+  int slide_width = 1920;                 // the width File > Export offers for slide pictures
+  std::string slide_grid;                 // "x,y,w,h" of the cells in the last slide picture saved (for tests)
   long png_frame = 0;                     // frame of the request; unanswered a few frames later, it fails
 };
 

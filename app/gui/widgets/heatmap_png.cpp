@@ -8,6 +8,7 @@
 
 #include "io/matrix_io.hpp"
 #include "platform/screenshot.hpp"
+#include "widgets/heatmap_slide.hpp"
 
 namespace al::gui {
 
@@ -55,6 +56,32 @@ void save_png(AppState& app, const HeatmapSpec& spec, const std::string& path) {
                                                   {"per_cell", std::to_string(size.pixels_per_cell)}}));
 }
 
+// The slide picture of `spec` (title, labels, numbers, colour bar), `width` pixels wide.
+void save_slide_png(AppState& app, const HeatmapSpec& spec, const std::string& path, int width) {
+  auto fail = [&](const std::string& why) {
+    report(app, true, app.i18n.format("png.failed", {{"path", path}, {"why", why}}));
+  };
+  if (std::string problem = folder_problem(app, path); !problem.empty()) return fail(problem);
+  SlidePicture picture;
+  if (auto error = render_slide(app, spec, app.document, width, &picture)) return fail(*error);
+  const std::string png = png_bytes_bottom_up(picture.rgb, picture.width, picture.height);
+  if (png.empty()) return fail(app.tr("png.encode_failed"));
+  if (auto error = write_file_atomic(path, png)) return fail(app.i18n.error_message(*error));
+  char grid[96];  // where the cells are: tests compare their colours with independent values
+  std::snprintf(grid, sizeof grid, "%.2f,%.2f,%.2f,%.2f,%s", picture.grid_min.x, picture.grid_min.y,
+                picture.grid_max.x - picture.grid_min.x, picture.grid_max.y - picture.grid_min.y,
+                picture.numbers ? "numbers" : "no-numbers");
+  app.teaching.slide_grid = grid;
+  report(app, false, app.i18n.format("png.wrote_slide", {{"path", path},
+                                                        {"width", std::to_string(picture.width)},
+                                                        {"height", std::to_string(picture.height)}}));
+}
+
+void save(AppState& app, const HeatmapSpec& spec, const std::string& path, int slide_width) {
+  if (slide_width > 0) save_slide_png(app, spec, path, slide_width);
+  else save_png(app, spec, path);
+}
+
 // The requested heatmap was not drawn: it is not at the current step.
 void fail_unanswered(AppState& app) {
   TeachingViews& t = app.teaching;
@@ -75,17 +102,23 @@ HeatmapPngSize heatmap_png_size(Index rows, Index cols) {
   return size;
 }
 
-void request_heatmap_png(AppState& app, const std::string& name, const std::string& path) {
+std::string heatmap_png_name(const AppState& app, const std::string& heatmap, bool slide) {
+  const Index batch = std::max<Index>(app.view.batch, 0);
+  return heatmap + ".b" + std::to_string(batch) + (slide ? ".slide.png" : ".png");
+}
+
+void request_heatmap_png(AppState& app, const std::string& name, const std::string& path, int slide_width) {
   app.teaching.png_heatmap = name;
   app.teaching.png_path = path;
+  app.teaching.png_slide_width = slide_width;
   app.teaching.png_frame = app.frame;
 }
 
 void heatmap_png_hooks(AppState& app, const HeatmapSpec& spec) {
   TeachingViews& t = app.teaching;
   if (ImGui::BeginPopupContextItem("heatmap_png")) {
-    const Index batch = std::max<Index>(app.view.batch, 0);
-    const std::string path = export_path(app, spec.name + ".b" + std::to_string(batch) + ".png");
+    const std::string path = export_path(app, heatmap_png_name(app, spec.name, false));
+    const std::string slide_path = export_path(app, heatmap_png_name(app, spec.name, true));
     ImGui::TextDisabled("%s", spec.title.c_str());
     if (ImGui::MenuItem((std::string(app.tr("png.menu_save")) + "###png_save").c_str())) {
       save_png(app, spec, path);
@@ -93,11 +126,18 @@ void heatmap_png_hooks(AppState& app, const HeatmapSpec& spec) {
     }
     app.widgets.add_last_item("png.menu_save");
     ImGui::TextDisabled("%s", path.c_str());
+    const std::string slide_label = app.i18n.format("png.menu_slide", {{"width", std::to_string(t.slide_width)}});
+    if (ImGui::MenuItem((slide_label + "###png_slide").c_str())) {
+      save_slide_png(app, spec, slide_path, t.slide_width);
+      t.export_open = true;
+    }
+    app.widgets.add_last_item("png.menu_slide");
+    ImGui::TextDisabled("%s", slide_path.c_str());
     ImGui::EndPopup();
   }
   if (!t.png_heatmap.empty() && t.png_heatmap == spec.name) {
     t.png_heatmap.clear();
-    save_png(app, spec, t.png_path);
+    save(app, spec, t.png_path, t.png_slide_width);
   }
 }
 

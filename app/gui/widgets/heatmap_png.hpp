@@ -1,7 +1,7 @@
 #pragma once
 // "Save heatmap as PNG": from any heatmap's right-click menu, from File > Export
 // (the pinned heatmap) or from the command line (--export-heatmap NAME
-// --heatmap-out FILE.png). The picture is drawn by the heatmap shader off screen
+// --heatmap-out FILE.png [--slide-width W]), as the cells alone or as a slide picture. The picture is drawn by the heatmap shader off screen
 // (gl_heatmap_export.cpp) from the very spec the widget drew, so its colours are
 // the ones on screen; it is written atomically.
 #include <string>
@@ -22,8 +22,11 @@ HeatmapPngSize heatmap_png_size(Index rows, Index cols);
 // Called by heatmap_widget right after its grid item: the right-click menu, and
 // a request waiting for this heatmap.
 void heatmap_png_hooks(AppState& app, const HeatmapSpec& spec);
-// Saves heatmap `name` (a widget name, e.g. "weights.h0") to `path` the next time it is drawn.
-void request_heatmap_png(AppState& app, const std::string& name, const std::string& path);
+// Saves heatmap `name` (a widget name, e.g. "weights.h0") to `path` the next time it is drawn:
+// the cells alone, or with `slide_width` > 0 a slide picture that wide (heatmap_slide.hpp).
+void request_heatmap_png(AppState& app, const std::string& name, const std::string& path, int slide_width = 0);
+// The file name a heatmap's picture gets in the export folder: stage, head and batch item in it.
+std::string heatmap_png_name(const AppState& app, const std::string& heatmap, bool slide);
 // Every frame: a request no heatmap on screen answered within a few frames fails
 // with a message (its heatmap is not at the current step).
 void expire_heatmap_png_request(AppState& app);

@@ -11,49 +11,14 @@ namespace al::gui {
 
 namespace {
 
-std::string format_value(float v, bool compact) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
-    std::snprintf(buffer, sizeof buffer, "%.3g", v);
-  else
-    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", v);
-  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
-  std::string text = buffer;
-  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
-  return text;
-}
-
-// Where on the colormap a value falls, to pick a readable text colour.
-bool dark_background(const HeatmapStyle& style, float v) {
-  if (!std::isfinite(v) || style.colormap == Colormap::Mask) return false;
-  const float t = style.high > style.low ? (v - style.low) / (style.high - style.low) : 0.5f;
-  if (style.colormap == Colormap::Sequential) return t < 0.6f;
-  return std::fabs(t - 0.5f) > 0.32f;
-}
-
 void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) {
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   if (spec.style.colormap == Colormap::Mask) return;
-  constexpr int kSteps = 64;
-  auto ramp = std::make_shared<std::vector<float>>(kSteps);
-  for (int i = 0; i < kSteps; ++i)
-    (*ramp)[i] = spec.style.low + (spec.style.high - spec.style.low) * i / (kSteps - 1);
-  MatrixView bar;
-  bar.owner = ramp;
-  bar.data = ramp->data();
-  bar.rows = 1;
-  bar.cols = kSteps;
-  bar.row_stride = kSteps;
-  char key[96];
-  std::snprintf(key, sizeof key, "bar/%d/%.9g/%.9g", static_cast<int>(spec.style.colormap),
-                spec.style.low, spec.style.high);
-  bar.key = key;
+  const MatrixView bar = colour_ramp(spec.style);
   const ImVec2 bar_max(at.x + width, at.y + 0.5f * font);
-  app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, kSteps, spec.style);
+  app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, static_cast<int>(bar.cols), spec.style);
   const std::string low = format_value(spec.style.low, true);
   const std::string high = format_value(spec.style.high, true);
   const float text_y = bar_max.y + 0.1f * font;
@@ -136,6 +101,44 @@ bool zoom_and_pan(ViewState& view, const MatrixView& full, const VisibleWindow& 
 
 }  // namespace
 
+std::string format_value(float v, bool compact) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
+  char buffer[32];
+  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
+    std::snprintf(buffer, sizeof buffer, "%.3g", v);
+  else
+    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", v);
+  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
+  std::string text = buffer;
+  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+// Where on the colormap a value falls, to pick a readable text colour.
+bool dark_background(const HeatmapStyle& style, float v) {
+  if (!std::isfinite(v) || style.colormap == Colormap::Mask) return false;
+  const float t = style.high > style.low ? (v - style.low) / (style.high - style.low) : 0.5f;
+  if (style.colormap == Colormap::Sequential) return t < 0.6f;
+  return std::fabs(t - 0.5f) > 0.32f;
+}
+
+MatrixView colour_ramp(const HeatmapStyle& style) {
+  constexpr int kSteps = 64;
+  auto ramp = std::make_shared<std::vector<float>>(kSteps);
+  for (int i = 0; i < kSteps; ++i) (*ramp)[i] = style.low + (style.high - style.low) * i / (kSteps - 1);
+  MatrixView bar;
+  bar.owner = ramp;
+  bar.data = ramp->data();
+  bar.rows = 1;
+  bar.cols = kSteps;
+  bar.row_stride = kSteps;
+  char key[96];
+  std::snprintf(key, sizeof key, "bar/%d/%.9g/%.9g", static_cast<int>(style.colormap), style.low, style.high);
+  bar.key = key;
+  return bar;
+}
+
 std::string axis_label(const std::vector<std::string>* labels, Index index) {
   if (labels && index < static_cast<Index>(labels->size()) && !(*labels)[index].empty())
     return (*labels)[index];
@@ -151,8 +154,11 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   ImGui::BeginGroup();
   ImGui::TextUnformatted(spec.title.c_str());
   if (spec.enlargeable && !spec.enlarged) {
+    // A one-character button: a longer one widened narrow heatmaps' titles past their width.
     ImGui::SameLine();
-    if (ImGui::SmallButton(app.tr("zoom.enlarge"))) {
+    const bool enlarge = ImGui::SmallButton("+");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("zoom.enlarge"));
+    if (enlarge) {
       app.view.enlarged = spec.name;
       app.view.zoom = 1.0f;
       app.view.center_row = 0.5f * static_cast<float>(spec.values.rows);

@@ -1,0 +1,41 @@
+"""The small floating windows (Explain, Export, Quiz) open where they cover no heatmap and
+inside the screen, and every heatmap row of a step fits in the panel with its colour-bar
+numbers, at a laptop's 1280x800 and at 1600x1000, in English and 中文 (screenshots under
+Xvfb, rectangles from --widgets-out)."""
+import sys
+
+from gui_test_util import Failures, output_dir, screenshot
+
+binary = sys.argv[1]
+out = output_dir("window-placement")
+failures = Failures()
+STATUS_BAR = 30  # pixels at the bottom the status bar takes; colour-bar numbers must end above it
+
+
+def overlaps(a, b):
+    return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+
+
+for size in ("1280x800", "1600x1000"):
+    width, height = (int(v) for v in size.split("x"))
+    for lang in ("en", "zh"):
+        for window, rect_name in (("explain", "window.explain"), ("export", "window.export"), ("quiz", "lab.quiz")):
+            label = f"{window} {size} {lang}"
+            _, state = screenshot(binary, "causal-decoder", "weights", out, f"{window}-{size}-{lang}",
+                                  ["--size", size, "--lang", lang, "--open", window, "--pin", "weights:0:0:2:1"])
+            widgets = state["widgets"]
+            rect = widgets.get(rect_name)
+            failures.check(rect is not None, f"[{label}] the window is open")
+            if rect is None:
+                continue
+            failures.check(rect["x"] >= 0 and rect["y"] >= 0 and rect["x"] + rect["w"] <= width and
+                           rect["y"] + rect["h"] <= height, f"[{label}] inside the {size} screen: {rect}")
+            covered = [name for name, r in widgets.items() if name.startswith("heatmap.") and overlaps(rect, r)]
+            failures.check(not covered, f"[{label}] covers no heatmap: {covered}")
+            font = widgets["stepper.next"]["h"]  # a button's height: about one line of text
+            for name, bar in widgets.items():
+                if name.startswith("colorbar."):
+                    bottom = bar["y"] + bar["h"] + 1.2 * font
+                    failures.check(bottom <= height - STATUS_BAR,
+                                   f"[{label}] {name}'s numbers end at {bottom:.0f}, above the status bar")
+failures.finish()
