@@ -9,6 +9,7 @@
 #include "numerics/backward.hpp"
 #include "io/matrix_io.hpp"
 #include "io/session_io.hpp"
+#include "cli_common.hpp"
 
 namespace al::cli {
 namespace {
@@ -19,18 +20,6 @@ constexpr const char* kUsage =
     "  L = sum(output * G) for every input and weight (by the session's own names,\n"
     "  weights in math layout, in x out) and every stage (the trace's names and shapes).\n"
     "  --upstream G.npy  G, shaped like the output (B x Lq x d_model); default all ones\n";
-
-int fail(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n";
-  return 1;
-}
-
-int usage_error(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n" << kUsage;
-  return 2;
-}
-
-void write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 std::string number(double v) {
   if (std::isnan(v)) return "\"NaN\"";
@@ -64,18 +53,18 @@ int run_grad(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     } else if (arg == "--upstream") {
-      if (i + 1 >= argc) return usage_error("grad: --upstream needs a .npy file");
+      if (i + 1 >= argc) return usage_error("grad: --upstream needs a .npy file", kUsage);
       upstream_path = argv[++i];
     } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("grad: unknown option " + arg);
+      return usage_error("grad: unknown option " + arg, kUsage);
     } else if (source.empty()) {
       source = arg;
     } else {
-      return usage_error("grad: more than one session given (" + source + ", " + arg + ")");
+      return usage_error("grad: more than one session given (" + source + ", " + arg + ")", kUsage);
     }
   }
-  if (source.empty()) return usage_error("grad: which session? Give a preset name or a session.json file.");
-  if (!json) return usage_error("grad: give --json (the only output format).");
+  if (source.empty()) return usage_error("grad: which session? Give a preset name or a session.json file.", kUsage);
+  if (!json) return usage_error("grad: give --json (the only output format).", kUsage);
 
   Result<Session> session = load_session_or_preset(source);
   if (!session) return fail(session.error().message);

@@ -9,6 +9,7 @@
 
 #include "numerics/attention.hpp"
 #include "io/session_io.hpp"
+#include "cli_common.hpp"
 
 namespace al::cli {
 namespace {
@@ -17,19 +18,6 @@ constexpr const char* kUsage =
     "usage: attention-lab trace <preset | session.json> (--json | --summary)\n"
     "  --json     print every stage as nested arrays (one JSON object)\n"
     "  --summary  print each stage's shape and value range, the memory and compute_ms\n";
-
-int fail(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n";
-  return 1;
-}
-
-int usage_error(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n" << kUsage;
-  return 2;
-}
-
-// Large stages are written one by one instead of as one huge string.
-void write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 void print_json(const Trace& trace) {
   const Dims& d = trace.dims;
@@ -124,12 +112,12 @@ int run_trace(int argc, char** argv) {
     else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
-    } else if (!arg.empty() && arg[0] == '-') return usage_error("trace: unknown option " + arg);
+    } else if (!arg.empty() && arg[0] == '-') return usage_error("trace: unknown option " + arg, kUsage);
     else if (source.empty()) source = arg;
-    else return usage_error("trace: more than one session given (" + source + ", " + arg + ")");
+    else return usage_error("trace: more than one session given (" + source + ", " + arg + ")", kUsage);
   }
-  if (source.empty()) return usage_error("trace: which session? Give a preset name or a session.json file.");
-  if (json == summary) return usage_error("trace: choose one of --json or --summary.");
+  if (source.empty()) return usage_error("trace: which session? Give a preset name or a session.json file.", kUsage);
+  if (json == summary) return usage_error("trace: choose one of --json or --summary.", kUsage);
 
   Result<Session> session = load_session_or_preset(source);
   if (!session) return fail(session.error().message);

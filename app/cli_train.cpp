@@ -7,6 +7,7 @@
 
 #include "io/session_io.hpp"
 #include "training/training.hpp"
+#include "cli_common.hpp"
 
 namespace al::cli {
 namespace {
@@ -17,16 +18,6 @@ const std::string kUsage =
     "  {\"task\", \"steps\", \"loss\": [one per step], \"heldout_accuracy\", \"seconds\"}\n"
     "  tasks: " + toy_task_names() + "\n"
     "  --out  save the learned attention layer on a held-out sequence as a session\n";
-
-int fail(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n";
-  return 1;
-}
-
-int usage_error(const std::string& message) {
-  std::cerr << "attention-lab: error: " << message << "\n" << kUsage;
-  return 2;
-}
 
 // A whole number in [low, high] from an option's value, or nothing.
 std::optional<long long> whole_number(const std::string& text, long long low, long long high) {
@@ -58,25 +49,27 @@ int run_train(int argc, char** argv) {
       return 0;
     } else if (arg == "--task" || arg == "--steps" || arg == "--seed" || arg == "--out") {
       std::string& into = arg == "--task" ? task_name : arg == "--steps" ? steps_text : arg == "--seed" ? seed_text : out_path;
-      if (!value(into)) return usage_error("train: " + arg + " needs a value");
+      if (!value(into)) return usage_error("train: " + arg + " needs a value", kUsage);
     } else {
-      return usage_error("train: unknown argument " + arg);
+      return usage_error("train: unknown argument " + arg, kUsage);
     }
   }
-  if (task_name.empty()) return usage_error("train: which task? Give --task (" + toy_task_names() + ").");
-  if (!json) return usage_error("train: give --json (the only output format).");
+  if (task_name.empty()) return usage_error("train: which task? Give --task (" + toy_task_names() + ").", kUsage);
+  if (!json) return usage_error("train: give --json (the only output format).", kUsage);
   const auto task = toy_task_from_name(task_name);
-  if (!task) return usage_error("train: unknown task '" + task_name + "'; the tasks are " + toy_task_names());
+  if (!task) return usage_error("train: unknown task '" + task_name + "'; the tasks are " + toy_task_names(), kUsage);
 
   TrainingConfig config = default_training(*task);
   if (!steps_text.empty()) {
     const auto steps = whole_number(steps_text, 1, 1000000);
-    if (!steps) return usage_error("train: --steps must be a whole number from 1 to 1000000, not '" + steps_text + "'");
+    if (!steps)
+      return usage_error("train: --steps must be a whole number from 1 to 1000000, not '" + steps_text + "'", kUsage);
     config.steps = static_cast<int>(*steps);
   }
   if (!seed_text.empty()) {
     const auto seed = whole_number(seed_text, 0, (1ll << 53));
-    if (!seed) return usage_error("train: --seed must be a whole number from 0 to 2^53, not '" + seed_text + "'");
+    if (!seed)
+      return usage_error("train: --seed must be a whole number from 0 to 2^53, not '" + seed_text + "'", kUsage);
     config.seed = static_cast<std::uint64_t>(*seed);
   }
 

@@ -16,7 +16,6 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -25,40 +24,16 @@
 #include "editing/edits.hpp"
 #include "numerics/flash_attention.hpp"
 #include "numerics/linear_attention.hpp"
-#include "base/random.hpp"
 #include "io/session_io.hpp"
+#include "peer_session.hpp"
 
 namespace {
-
-constexpr al::Index kDModel = 512, kHeads = 8;
-
-al::TensorPtr random_tensor(std::vector<al::Index> shape, std::uint64_t seed, double stddev) {
-  return al::make_tensor(al::random_normal(std::move(shape), seed, stddev));
-}
-
-// PyTorch's nn.MultiheadAttention(512, 8) shape: self attention on x (1, L, 512), eval.
-al::Session peer_session(al::Index len) {
-  al::Session s;
-  s.config.d_model = kDModel;
-  s.config.num_heads = kHeads;
-  s.x = random_tensor({1, len, kDModel}, 1, 1.0);
-  const double w = 1.0 / std::sqrt(static_cast<double>(kDModel));
-  s.weights.w_q = random_tensor({kDModel, kDModel}, 2, w);
-  s.weights.w_k = random_tensor({kDModel, kDModel}, 3, w);
-  s.weights.w_v = random_tensor({kDModel, kDModel}, 4, w);
-  s.weights.w_o = random_tensor({kDModel, kDModel}, 5, w);
-  s.weights.b_q = random_tensor({kDModel}, 6, 0.1);
-  s.weights.b_k = random_tensor({kDModel}, 7, 0.1);
-  s.weights.b_v = random_tensor({kDModel}, 8, 0.1);
-  s.weights.b_o = random_tensor({kDModel}, 9, 0.1);
-  return s;
-}
 
 // Sessions are built once per length: generating 2048x512 normals is not what we time.
 const al::Session& cached_session(al::Index len) {
   static std::map<al::Index, al::Session> sessions;
   auto it = sessions.find(len);
-  if (it == sessions.end()) it = sessions.emplace(len, peer_session(len)).first;
+  if (it == sessions.end()) it = sessions.emplace(len, al::bench::peer_session(len)).first;
   return it->second;
 }
 

@@ -10,36 +10,16 @@
 //                          size (B=64, L=8, d_model=32, 2 heads), target <= 5 ms
 #include <benchmark/benchmark.h>
 
-#include <cmath>
-
 #include "numerics/attention.hpp"
 #include "numerics/backward.hpp"
 #include "base/random.hpp"
 #include "training/training.hpp"
+#include "peer_session.hpp"
 
 namespace {
 
-constexpr al::Index kDModel = 512, kHeads = 8;
-
-al::Session peer_session(al::Index len) {
-  al::Session s;
-  s.config.d_model = kDModel;
-  s.config.num_heads = kHeads;
-  const double w = 1.0 / std::sqrt(static_cast<double>(kDModel));
-  auto random = [](std::vector<al::Index> shape, std::uint64_t seed, double stddev) {
-    return al::make_tensor(al::random_normal(std::move(shape), seed, stddev));
-  };
-  s.x = random({1, len, kDModel}, 1, 1.0);
-  s.weights.w_q = random({kDModel, kDModel}, 2, w);
-  s.weights.w_k = random({kDModel, kDModel}, 3, w);
-  s.weights.w_v = random({kDModel, kDModel}, 4, w);
-  s.weights.w_o = random({kDModel, kDModel}, 5, w);
-  s.weights.b_q = random({kDModel}, 6, 0.1);
-  s.weights.b_k = random({kDModel}, 7, 0.1);
-  s.weights.b_v = random({kDModel}, 8, 0.1);
-  s.weights.b_o = random({kDModel}, 9, 0.1);
-  return s;
-}
+using al::bench::kDModel;
+using al::bench::peer_session;
 
 void time_forward_backward(benchmark::State& state, bool keep_stages) {
   const al::Session s = peer_session(state.range(0));

@@ -33,15 +33,19 @@ if(ATTENTION_LAB_BUILD_GUI)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps RENAME ${ATTENTION_LAB_APP_ID}.svg)
 endif()
 
-# The man page is made from the built binary's --help each time the binary changes.
+# The man page is made from the built binary's --help each time the binary changes, and
+# installed compressed as Debian policy asks (gzip -9n: no name or time stamp, so the same
+# page gives the same bytes).
+find_program(GZIP gzip REQUIRED)
 set(man_page ${PROJECT_BINARY_DIR}/man/attention-lab.1)
 add_custom_command(
-  OUTPUT ${man_page}
+  OUTPUT ${man_page}.gz
   COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
   COMMAND ${CMAKE_COMMAND} -DBINARY=$<TARGET_FILE:attention-lab> -DOUT=${man_page}
           -DDATE=${ATTENTION_LAB_RELEASE_DATE}
           -P ${PROJECT_SOURCE_DIR}/cmake/make_man_page.cmake
+  COMMAND ${GZIP} -9nkf ${man_page}
   DEPENDS attention-lab ${PROJECT_SOURCE_DIR}/cmake/make_man_page.cmake
   COMMENT "Writing the man page from attention-lab --help")
-add_custom_target(man_page ALL DEPENDS ${man_page})
-install(FILES ${man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+add_custom_target(man_page ALL DEPENDS ${man_page}.gz)
+install(FILES ${man_page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

@@ -19,10 +19,14 @@ namespace fs = std::filesystem;
 std::vector<PresetInfo> list_presets() {
   std::vector<PresetInfo> list;
   for (const auto& [name, text] : embedded_presets()) {
-    PresetInfo info{name, {}};
+    PresetInfo info{name, {}, {}};
     const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object())
-      if (auto it = j.find("description"); it != j.end() && it->is_string()) info.description = it->get<std::string>();
+    auto text_of = [&](const char* key) {
+      auto it = j.is_object() ? j.find(key) : j.end();
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    info.description = text_of("description");
+    info.description_zh = text_of("description_zh");
     list.push_back(std::move(info));
   }
   return list;

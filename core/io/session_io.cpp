@@ -394,12 +394,13 @@ Session SessionReader::read(const json& root) {
     fail(ErrorCode::UnsupportedFormat, "version is " + version->dump() + "; this Attention Lab reads version " +
                                            std::to_string(kFormatVersion) + " only.",
          {{"path", "version"}, {"version", version->dump()}});
-  check_keys(root, "", {"format", "version", "description", "config", "tokens", "tokens_kv", "x", "x_q",
+  check_keys(root, "", {"format", "version", "description", "description_zh", "config", "tokens", "tokens_kv", "x", "x_q",
                         "x_kv", "q", "k", "v", "weights"});
   // Before anything is generated.
   check_generated_total(root);
   check_generated_trace(root);
   if (auto it = root.find("description"); it != root.end()) get_string(*it, "description");
+  if (auto it = root.find("description_zh"); it != root.end()) get_string(*it, "description_zh");
 
   Session s;
   bool bias_given = false;

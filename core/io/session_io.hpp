@@ -40,6 +40,7 @@ std::string tensor_to_json(const Tensor& t);
 struct PresetInfo {
   std::string name;
   std::string description;
+  std::string description_zh;  // the same in Simplified Chinese
 };
 // Presets are the JSON files of assets/presets, compiled into the binary.
 std::vector<PresetInfo> list_presets();

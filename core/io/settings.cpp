@@ -99,7 +99,7 @@ bool Settings::operator==(const Settings& o) const {
          colormap_diverging == o.colormap_diverging && window.width == o.window.width &&
          window.height == o.window.height && window.x == o.window.x && window.y == o.window.y &&
          window.maximized == o.window.maximized && recent_files == o.recent_files &&
-         font_percent == o.font_percent && full_screen == o.full_screen;
+         last_folder == o.last_folder && font_percent == o.font_percent && full_screen == o.full_screen;
 }
 
 void add_recent_file(Settings& settings, const std::string& path) {
@@ -147,6 +147,8 @@ LoadedSettings load_settings_file(const std::string& path) {
       warnings.push_back("settings: 'window' should be an object; using the default window size");
     }
   }
+  top.string("last_folder", s.last_folder, 4096);  // PATH_MAX
+  if (!s.last_folder.empty() && !fs::is_directory(s.last_folder, ec)) s.last_folder.clear();  // moved or deleted
   if (auto it = root.find("recent_files"); it != root.end()) {
     if (!it->is_array()) {
       warnings.push_back("settings: 'recent_files' should be a list of paths; starting with an empty list");
@@ -171,6 +173,7 @@ std::string settings_to_json(const Settings& s) {
                      {"colormap_diverging", s.colormap_diverging},
                      {"window", window},
                      {"recent_files", s.recent_files},
+                     {"last_folder", s.last_folder},
                      {"font_percent", s.font_percent},
                      {"full_screen", s.full_screen}};
   // Paths with invalid UTF-8 are written with U+FFFD rather than throwing.

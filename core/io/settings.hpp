@@ -36,6 +36,7 @@ struct Settings {
   std::string colormap_diverging = "rdbu";      // scores, Q/K/V: signed values around 0
   WindowGeometry window;
   std::vector<std::string> recent_files;   // absolute paths, most recent first, no repeats
+  std::string last_folder;                 // where the file dialog last opened, saved or imported; empty: none
   int font_percent = 100;                  // presentation mode: text size, 60..300 %
   bool full_screen = false;                // presentation mode: F11
   bool operator==(const Settings& o) const;
@@ -52,7 +53,7 @@ struct LoadedSettings {
 // A missing file gives the defaults without a warning. Unreadable or malformed
 // JSON gives the defaults and a warning; a field of the wrong type or out of
 // range keeps its default and gets a warning; unknown keys (a newer version's)
-// are ignored. Recent files that no longer exist are dropped.
+// are ignored. Recent files and a last folder that no longer exist are dropped.
 LoadedSettings load_settings_file(const std::string& path);
 std::string settings_to_json(const Settings& settings);
 // Atomic (write_file_atomic), creating the folder first.

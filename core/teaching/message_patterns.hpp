@@ -5,6 +5,10 @@
 // sentence translated with the same {name}s. translate_message() finds the
 // English pattern that matches the whole message and fills the translation with
 // the values it matched, so a learner reads a Chinese message with its numbers.
+// When several patterns match, the most specific (most text outside placeholders)
+// wins. A matched value that is itself a pattern's whole text is translated too
+// ("{file}: {message}", "{path} must be {expected}, but it is {got}."); a value
+// whose placeholder name starts with "message" must translate, or the pattern fails.
 #include <functional>
 #include <optional>
 #include <string>

@@ -126,7 +126,7 @@ std::string scaled_scores_symbol(const Session& session, const std::string& scor
   return scores;
 }
 
-std::string step_timeline(Step step, const Session& session) {
+std::string step_timeline(Step step, const Session& session, const TextLookup& lookup) {
   const SessionFacts f = facts_of(session);
   switch (step) {
     case Step::X: return f.direct ? "Q, K, V" : f.cross ? "X_q, X_kv" : "X";
@@ -136,13 +136,22 @@ std::string step_timeline(Step step, const Session& session) {
       if (f.scale == ScaleMode::None) return "×1";
       if (f.scale == ScaleMode::Custom) return "×" + lab_number(session.config.scale.factor);
       return "÷√d_k";
-    case Step::Masked: return "mask";
-    case Step::Weights: return "softmax";
-    case Step::Dropped: return "dropout";
+    case Step::Masked: return lookup("step.masked.timeline");
+    case Step::Weights: return lookup("step.weights.timeline");
+    case Step::Dropped: return lookup("step.dropped.timeline");
     case Step::Context: return f.dropout ? "α′·V" : "α·V";
-    case Step::Concat: return "concat";
+    case Step::Concat: return lookup("step.concat.timeline");
     case Step::WO: return f.has_w_o ? "W_O" : "(W_O)";
-    case Step::Output: return "output";
+    case Step::Output: return lookup("step.output.timeline");
+  }
+  return "";
+}
+
+const char* scale_key_suffix(const Session& session) {
+  switch (session.config.scale.mode) {
+    case ScaleMode::None: return "_none";
+    case ScaleMode::Custom: return "_custom";
+    case ScaleMode::SqrtDk: break;
   }
   return "";
 }
@@ -154,8 +163,7 @@ std::string step_title(Step step, const Session& session, const TextLookup& look
   if (step == Step::X && f.direct) key += "_direct";
   else if (step == Step::X && f.cross) key += "_cross";
   if (step == Step::Qkv && f.direct) key += "_direct";
-  if (step == Step::Scaled && f.scale == ScaleMode::None) key += "_none";
-  if (step == Step::Scaled && f.scale == ScaleMode::Custom) key += "_custom";
+  if (step == Step::Scaled) key += scale_key_suffix(session);
   if (step == Step::WO && !f.has_w_o) key += "_absent";
   std::string text = lookup(key);
   substitute(&text, {{"factor", lab_number(session.config.scale.factor)}});
@@ -169,7 +177,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
   const std::string base = std::string("step.") + step_id(step);
   StepText out;
   out.title = step_title(step, session, lookup);
-  out.timeline = step_timeline(step, session);
+  out.timeline = step_timeline(step, session, lookup);
 
   TextParams params = {{"p", lab_number(c.dropout.p)},
                        {"keep_scale", lab_number(c.dropout.p < 1 ? 1.0 / (1.0 - c.dropout.p) : 0.0)},

@@ -46,7 +46,9 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                    bool chinese);
 // Only the cheap parts, for the timeline strip (no trace needed).
 std::string step_title(Step step, const Session& session, const TextLookup& lookup);
-std::string step_timeline(Step step, const Session& session);
+// The key suffix of a text about the scaling in use: "" (÷√d_k), "_none" or "_custom".
+const char* scale_key_suffix(const Session& session);
+std::string step_timeline(Step step, const Session& session, const TextLookup& lookup);
 
 // The scaled scores as this session computes them from `scores`: "QKᵀ/√d_k",
 // "QKᵀ" (no scaling) or "0.5·QKᵀ" (custom factor).

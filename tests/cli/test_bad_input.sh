@@ -8,21 +8,7 @@ trap 'rm -rf "$dir"' EXIT
 failures=0
 
 # expect_error <substring of the message> <args...>
-expect_error() {
-  local want=$1; shift
-  local err rc
-  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
-  if [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ]; then
-    echo "FAIL: attention-lab $* exited $rc (want 1..127)"; failures=$((failures + 1)); return
-  fi
-  if ! grep -q "^attention-lab: error: " <<<"$err"; then
-    echo "FAIL: attention-lab $*: no 'attention-lab: error:' line: $err"; failures=$((failures + 1)); return
-  fi
-  if ! grep -qF -- "$want" <<<"$err"; then
-    echo "FAIL: attention-lab $*: message lacks '$want': $err"; failures=$((failures + 1)); return
-  fi
-  echo "ok ($rc): ${err%%$'\n'*}"
-}
+source "$(dirname "$0")/expect_error.sh"
 
 head='"format": "attention-lab/session", "version": 1'
 weights='"weights": {"w_q": {"random": {"shape": [4, 4]}}, "w_k": {"random": {"shape": [4, 4]}},

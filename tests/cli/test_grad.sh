@@ -79,15 +79,7 @@ write_npy "$dir/ones.npy" 1,6,8 1
 cmp -s "$dir/explicit.json" "$dir/implicit.json" || fail "grad with G = ones.npy differs from the default G"
 
 # expect_error <substring> <args...>: non-zero exit below 128, one clear message.
-expect_error() {
-  local want=$1; shift
-  local err rc
-  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
-  if [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ]; then fail "attention-lab $* exited $rc"; return; fi
-  grep -q "^attention-lab: error: " <<<"$err" || { fail "attention-lab $*: no error line: $err"; return; }
-  grep -qF -- "$want" <<<"$err" || { fail "attention-lab $*: message lacks '$want': $err"; return; }
-  echo "ok ($rc): ${err%%$'\n'*}"
-}
+source "$(dirname "$0")/expect_error.sh"
 write_npy "$dir/wrong.npy" 1,6,7 1
 expect_error "G has shape 1x6x7 but the output has shape 1x6x8" grad default --upstream "$dir/wrong.npy" --json
 expect_error "give --json" grad default

@@ -38,15 +38,7 @@ c=$("$bin" train --task duplicate --steps 30 --seed 5 --json | python3 -c 'impor
 [ "$a" = "$b" ] || fail "two runs with seed 4 differ"
 [ "$a" != "$c" ] || fail "seeds 4 and 5 give the same run"
 
-expect_error() {
-  local want=$1; shift
-  local err rc
-  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
-  if [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ]; then fail "attention-lab $* exited $rc"; return; fi
-  grep -q "^attention-lab: error: " <<<"$err" || { fail "attention-lab $*: no error line: $err"; return; }
-  grep -qF -- "$want" <<<"$err" || { fail "attention-lab $*: message lacks '$want': $err"; return; }
-  echo "ok ($rc): ${err%%$'\n'*}"
-}
+source "$(dirname "$0")/expect_error.sh"
 expect_error "unknown task 'sorting'; the tasks are previous_token, max_so_far, duplicate" train --task sorting --json
 expect_error "which task" train --json
 expect_error "--steps must be a whole number" train --task duplicate --steps ten --json

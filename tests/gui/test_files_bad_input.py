@@ -19,10 +19,10 @@ failures = Failures()
 root, env = user_dirs("files-bad-input")
 
 
-def run_briefly(args, name, extra_env=None):
+def run_briefly(args, name, extra_env=None, lang="en"):
     """Runs a few frames and returns (exit code, widget facts, stderr)."""
-    widgets = os.path.join(root, name + ".json")
-    result = subprocess.run([binary, *args, "--frames", "3", "--lang", "en", "--size", "1400x900",
+    widgets = os.path.join(root, name + ".widgets.json")
+    result = subprocess.run([binary, *args, "--frames", "3", "--lang", lang, "--size", "1400x900",
                              "--widgets-out", widgets], capture_output=True, text=True, timeout=60,
                             env=dict(env, **(extra_env or {})))
     return result.returncode, json.load(open(widgets)), result.stderr
@@ -53,6 +53,12 @@ code, facts, stderr = run_briefly([broken], "broken")
 failures.check(code == 0, f"the app runs (exit {code})")
 failures.check("not valid JSON" in facts.get("notices", ""), f"the reason is on screen: {facts.get('notices')!r}")
 failures.check(facts.get("document") == "" and facts.get("error") == "", "the default example is open instead")
+# In Chinese the reason is in Chinese, with where the file ends: line 1, just past its last character.
+broken_text = open(broken).read()
+code, facts, stderr = run_briefly([broken], "broken-zh", lang="zh")
+notices = facts.get("notices", "")
+failures.check("不是有效的 JSON" in notices and f"第 1 行第 {len(broken_text) + 1} 列意外结束" in notices
+               and "not valid" not in notices, f"the reason is in Chinese, with its place: {notices!r}")
 
 # 3. Missing shaders.
 empty_assets = os.path.join(root, "assets")

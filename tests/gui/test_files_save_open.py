@@ -4,10 +4,11 @@
 3. Ctrl+S writes the file (it parses and holds the typed value); the marker goes.
 4. A second edit, then Ctrl+Q asks first; "Don't save" quits, and the file on
    disk keeps the saved value, the recovery file is gone, the settings list the
-   file among the recent ones.
+   file among the recent ones, and the folder the dialog last opened from.
 5. Save as into a place that cannot be written (a folder that is a file, and a
    read-only folder when not root) shows the reason, and the session stays
-   open and modified."""
+   open and modified.
+6. The next run, started without a file, opens its file dialog in that folder."""
 import json
 import os
 import stat
@@ -107,4 +108,19 @@ settings = json.load(open(settings_path(env)))
 failures.check(settings.get("recent_files", [None])[0] == session_path,
                f"the file is the most recent one in the settings: {settings.get('recent_files')}")
 failures.check(settings.get("language") == "en", f"the language is remembered: {settings.get('language')}")
+failures.check(settings.get("last_folder") == work,
+               f"the dialog's last folder (that of the opened file) is remembered: {settings.get('last_folder')!r}")
+
+# 6. A new run on a preset (its own folder would be the working directory): the dialog starts in the remembered one.
+app = App(binary, ["default"], env, root, "rerun", failures)
+try:
+    app.find_window()
+    app.away()
+    hold_keys("ctrl", "o")
+    state = app.wait_for(lambda s: "files.dialog.name" in s["widgets"], "Ctrl+O shows the file dialog")
+    failures.check(state.get("file_dialog_folder") == work,
+                   f"the dialog opens in the last folder {work!r}: {state.get('file_dialog_folder')!r}")
+finally:
+    app.kill()
+failures.check(not os.path.exists(recovery_path(env)), "no recovery file left: nothing was edited")
 failures.finish()

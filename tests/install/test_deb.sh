@@ -30,7 +30,7 @@ field Recommends | grep -q fonts-noto-cjk || fail "Recommends lacks fonts-noto-c
 id=io.github.attentionlab.AttentionLab
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for f in ./usr/bin/attention-lab ./usr/share/applications/$id.desktop ./usr/share/metainfo/$id.metainfo.xml \
-         ./usr/share/mime/packages/$id.xml ./usr/share/man/man1/attention-lab.1 \
+         ./usr/share/mime/packages/$id.xml ./usr/share/man/man1/attention-lab.1.gz \
          ./usr/share/icons/hicolor/48x48/apps/$id.png ./usr/share/attention-lab/shaders/heatmap.frag; do
   grep -qx -- "$f" <<<"$contents" || fail "the package lacks $f"
 done

@@ -17,7 +17,7 @@ prefix=$work/moved/usr
 id=io.github.attentionlab.AttentionLab
 
 for f in bin/attention-lab share/applications/$id.desktop share/metainfo/$id.metainfo.xml \
-         share/mime/packages/$id.xml share/man/man1/attention-lab.1 \
+         share/mime/packages/$id.xml share/man/man1/attention-lab.1.gz \
          share/icons/hicolor/scalable/apps/$id.svg \
          share/attention-lab/shaders/heatmap.frag share/attention-lab/assets/i18n/files.zh.json; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
@@ -54,8 +54,14 @@ update-mime-database "$prefix/share/mime"
 grep -q 'application/x-attention-lab-session:\*\.attention\.json' "$prefix/share/mime/globs2" \
   || fail "the MIME database has no *.attention.json glob"
 
-# The man page renders without groff warnings and lists every command of --help.
-page=$(MANWIDTH=100 man --warnings -l "$prefix/share/man/man1/attention-lab.1" 2>"$work/man.err")
+# The man page is gzip'd as Debian policy asks (max compression, no name or time stamp in the
+# header), renders without groff warnings and lists every command of --help.
+man_gz=$prefix/share/man/man1/attention-lab.1.gz
+gzip -t "$man_gz" || fail "the man page is not a valid gzip file"
+[ "$(od -An -tu1 -j3 -N1 "$man_gz" | tr -d ' ')" = 0 ] || fail "the man page's gzip header keeps a name (use gzip -n)"
+[ "$(od -An -tu4 -j4 -N4 "$man_gz" | tr -d ' ')" = 0 ] || fail "the man page's gzip header keeps a time stamp (use gzip -n)"
+[ "$(od -An -tu1 -j8 -N1 "$man_gz" | tr -d ' ')" = 2 ] || fail "the man page is not compressed with -9"
+page=$(MANWIDTH=100 man --warnings -l "$man_gz" 2>"$work/man.err")
 [ ! -s "$work/man.err" ] || { cat "$work/man.err"; fail "groff warnings in the man page"; }
 for word in trace export-torch screenshot --list-presets --help --version --summary --export-heatmap; do
   grep -q -- "$word" <<<"$page" || fail "the man page does not mention $word"

@@ -4,6 +4,7 @@
 #include "panels/panels.hpp"
 #include "state/documents.hpp"
 #include "io/session_io.hpp"
+#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -18,11 +19,12 @@ void draw_examples_menu(AppState& app) {
     if (ImGui::MenuItem(preset.name.c_str(), nullptr, app.document == preset.name))
       open_example(app, preset.name, app.i18n.format("examples.edit_label", {{"name", preset.name}}));
     app.widgets.add_last_item("examples." + preset.name);
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 36.0f * font);
     ImGui::Indent(1.0f * font);
-    ImGui::TextDisabled("%s", preset.description.c_str());
+    const bool chinese = app.i18n.language() == Language::Zh && !preset.description_zh.empty();
+    // Broken where Chinese may break (no line opens with "）" or "，"), not only at spaces.
+    const std::string lines = wrapped_text_disabled(chinese ? preset.description_zh : preset.description, 35.0f * font);
+    if (app.widgets.enabled()) app.widgets.set_fact("examples." + preset.name + ".description", lines);
     ImGui::Unindent(1.0f * font);
-    ImGui::PopTextWrapPos();
     ImGui::PopID();
   }
   const std::vector<std::string> recent = app.files.settings.recent_files;  // copied: opening reorders it

@@ -206,6 +206,7 @@ std::optional<std::string> draw_file_dialog(AppState& app) {
   ImGui::SetNextItemWidth(width - ImGui::GetCursorPosX() + ImGui::GetStyle().WindowPadding.x);
   if (input_string("###folder", &folder, ImGuiInputTextFlags_EnterReturnsTrue)) go_to_folder(dialog, folder);
   app.widgets.add_last_item("files.dialog.folder");
+  app.widgets.set_fact("file_dialog_folder", dialog.folder);
 
   // The listing: folders first (click to enter), then the files of this kind.
   ImGui::BeginChild("listing", ImVec2(width, 14.0f * ImGui::GetTextLineHeightWithSpacing()), true);

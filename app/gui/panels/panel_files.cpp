@@ -173,6 +173,8 @@ void use_dialog_result(AppState& app, const std::string& path) {
       if (dialog.error.empty()) dialog.request_close = true;
       break;
   }
+  // Kept in the settings: the next run's dialog starts here.
+  if (dialog.request_close) app.files.settings.last_folder = std::filesystem::path(path).parent_path().string();
 }
 
 }  // namespace
@@ -232,7 +234,7 @@ void draw_file_windows(AppState& app) {
   draw_message(app);
   app.widgets.set_fact("modified", app.model.modified() ? "yes" : "no");
   app.widgets.set_fact("document", app.files.path);
-  std::string notices;
+  std::string notices = app.start_problem ? app.i18n.error_message(*app.start_problem) + "\n" : "";
   for (const auto& notice : app.notices) notices += notice + "\n";
   app.widgets.set_fact("notices", notices);
 }

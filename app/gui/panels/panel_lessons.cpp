@@ -66,6 +66,8 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
           {"lq", std::to_string(d.len_q)},
           {"lk", std::to_string(d.len_kv)},
           {"sqrt_d_k", lab_number(std::sqrt(static_cast<double>(d.d_k)))},
+          {"inv_sqrt_d_k", lab_number(1.0 / std::sqrt(static_cast<double>(d.d_k)))},
+          {"factor", lab_number(trace.scale)},
           {"fill", lab_number(trace.mask_fill)},
           {"q_tok", token(session.tokens, r)},
           {"k_tok", token(key_tokens, c)},
@@ -168,12 +170,15 @@ void draw_lessons(AppState& app) {
     ImGui::TextDisabled("%s", app.i18n.format("lessons.progress", {{"n", std::to_string(state.index + 1)},
                                                                   {"count", std::to_string(kLessonCount)}})
                                   .c_str());
-    wrapped_text_colored(kFormulaColour, app.tr(base + ".title"));
     auto trace = app.model.trace();
-    const std::string lines =
-        trace && !app.model.error()
-            ? wrapped_text(app.i18n.format(base + ".text", lesson_params(lesson, *trace, app.model.trace_session())))
-            : wrapped_text(app.tr("lessons.no_trace"));
+    const bool shown = trace && !app.model.error();
+    const Session& session = app.model.trace_session();
+    // The scaling lesson names the scale in use once the learner changes it.
+    const std::string variant = shown && lesson.step == Step::Scaled ? scale_key_suffix(session) : "";
+    const Params params = shown ? lesson_params(lesson, *trace, session) : Params{};
+    wrapped_text_colored(kFormulaColour, app.i18n.format(base + ".title" + variant, params));
+    const std::string lines = shown ? wrapped_text(app.i18n.format(base + ".text" + variant, params))
+                                    : wrapped_text(app.tr("lessons.no_trace"));
     app.widgets.add_last_item("lesson.text");
     if (app.widgets.enabled()) app.widgets.set_fact("lesson.text.lines", lines);
     wrapped_text_disabled(app.tr("lessons.look"));

@@ -70,6 +70,10 @@ void draw_status_bar(AppState& app) {
         {"row", std::to_string(app.view.pinned->row)},
         {"col", std::to_string(app.view.pinned->col)}}).c_str());
   }
+  if (app.start_problem) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "| %s", app.i18n.error_message(*app.start_problem).c_str());
+  }
   for (const auto& notice : app.notices) {
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "| %s", notice.c_str());

@@ -59,7 +59,7 @@ void draw_stepper(AppState& app) {
   // The timeline strip: every step, the current one highlighted.
   for (int i = 0; i < kStepCount; ++i) {
     const Step step = static_cast<Step>(i);
-    const std::string timeline = step_timeline(step, app.model.session()) + "###timeline";
+    const std::string timeline = step_timeline(step, app.model.session(), app.i18n.lookup()) + "###timeline";
     if (i > 0) {
       ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
       ImGui::TextDisabled("→");

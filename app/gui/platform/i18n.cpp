@@ -26,6 +26,7 @@ Language language_from_environment() {
 }
 
 void I18n::load(std::vector<std::string>* warnings) {
+  translated_messages_.clear();
   // Each area of the app keeps its strings in its own pair of files
   // (assets/i18n/en.json, assets/i18n/labs.en.json, ...), merged here.
   for (Language language : {Language::En, Language::Zh}) {
@@ -76,14 +77,23 @@ std::string I18n::error_message(const Error& error) const {
     if (substitute(&text, error.params)) return title + "：" + text;
   }
   // No detail for this code: a message pattern (assets/i18n/errors.*.json) with the message's values.
-  std::vector<std::pair<std::string, std::string>> patterns;
-  const auto& english = tables_[static_cast<int>(Language::En)];
-  for (auto it = english.lower_bound("error.pattern."); it != english.end() && it->first.rfind("error.pattern.", 0) == 0; ++it)
-    patterns.push_back(*it);
-  auto translated = translate_message(error.message, patterns, [&](const std::string& key) -> std::optional<std::string> {
-    auto found = table.find(key);
-    return found == table.end() ? std::nullopt : std::optional<std::string>(found->second);
-  });
+  auto cached = translated_messages_.find(error.message);
+  if (cached == translated_messages_.end()) {
+    std::vector<std::pair<std::string, std::string>> patterns;
+    const auto& english = tables_[static_cast<int>(Language::En)];
+    for (auto it = english.lower_bound("error.pattern."); it != english.end() && it->first.rfind("error.pattern.", 0) == 0;
+         ++it)
+      patterns.push_back(*it);
+    if (translated_messages_.size() > 256) translated_messages_.clear();  // bounded: edits make new messages
+    cached = translated_messages_
+                 .emplace(error.message,
+                          translate_message(error.message, patterns, [&](const std::string& key) -> std::optional<std::string> {
+                            auto found = table.find(key);
+                            return found == table.end() ? std::nullopt : std::optional<std::string>(found->second);
+                          }))
+                 .first;
+  }
+  const std::optional<std::string>& translated = cached->second;
   if (translated) return title + "：" + *translated;
   return title + "：" + error.message;
 }

@@ -2,6 +2,7 @@
 // Every string the learner reads, in English and Simplified Chinese, from
 // assets/i18n/<lang>.json (key -> string). Strings may hold {name} placeholders.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,7 +39,8 @@ class I18n {
   }
   // A core error in the current language: a translated title, then the
   // translated detail when every placeholder it needs is among the error's
-  // params, else the core's English message.
+  // params, else the message translated by the error.pattern.* entries
+  // (teaching/message_patterns.hpp), else the core's English message.
   std::string error_message(const Error& error) const;
 
   // Every string of every language (the font must hold all their glyphs).
@@ -47,6 +49,8 @@ class I18n {
  private:
   std::map<std::string, std::string> tables_[2];
   Language language_ = Language::En;
+  // Translated messages by message: panels show the same error every frame.
+  mutable std::map<std::string, std::optional<std::string>> translated_messages_;
 };
 
 using al::substitute;  // {name} -> value (core/stage_text.hpp)

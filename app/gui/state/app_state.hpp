@@ -114,6 +114,7 @@ struct AppState {
   Fonts fonts;
   FontReport font_report;
   std::vector<std::string> notices;  // start-up problems shown in the status bar
+  std::optional<Error> start_problem;  // the session given at start that could not be opened, shown translated
 
   HeatmapRenderer heatmaps;
   TextureCache textures;

@@ -121,7 +121,7 @@ void init_documents(AppState& app, const StartDocument& start) {
   DocumentState& files = app.files;
   files.path = start.path;
   app.document = start.title;
-  if (start.problem) app.notices.push_back(start.problem->message);
+  app.start_problem = start.problem;
   files.dialog.folder = absolute_path(start.path.empty() ? "." : fs::path(start.path).parent_path().string());
   files.user_files = !app.options.screenshot;
   if (!files.user_files) return;
@@ -132,6 +132,8 @@ void init_documents(AppState& app, const StartDocument& start) {
     app.notices.push_back(warning);
     std::fprintf(stderr, "attention-lab: %s\n", warning.c_str());
   }
+  // Without a file to start from, the file dialog opens where it was last used.
+  if (start.path.empty() && !files.settings.last_folder.empty()) files.dialog.folder = files.settings.last_folder;
   Language language;
   if (!app.options.language && parse_language(files.settings.language, &language))
     app.i18n.set_language(language);
@@ -142,7 +144,7 @@ void init_documents(AppState& app, const StartDocument& start) {
   if (!recovery) {
     // A recovery file that cannot be read back is kept (it may still be opened
     // by hand) until the next autosave replaces it.
-    app.notices.push_back(recovery.error().message);
+    app.notices.push_back(app.i18n.error_message(recovery.error()));
   } else if (*recovery) {
     files.recovery_on_disk = true;
     files.recovery_offer = std::move(**recovery);

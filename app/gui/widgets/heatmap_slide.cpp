@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 
-#include "widgets/heatmap_widget.hpp"
+#include "widgets/heatmap_cells.hpp"
 
 namespace al::gui {
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "teaching/lab_numbers.hpp"
+#include "widgets/heatmap_cells.hpp"
 #include "widgets/heatmap_png.hpp"
 
 namespace al::gui {
@@ -100,50 +101,6 @@ bool zoom_and_pan(ViewState& view, const MatrixView& full, const VisibleWindow& 
 }
 
 }  // namespace
-
-std::string format_value(float v, bool compact) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
-    std::snprintf(buffer, sizeof buffer, "%.3g", v);
-  else
-    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", v);
-  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
-  std::string text = buffer;
-  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
-  return text;
-}
-
-// Where on the colormap a value falls, to pick a readable text colour.
-bool dark_background(const HeatmapStyle& style, float v) {
-  if (!std::isfinite(v) || style.colormap == Colormap::Mask) return false;
-  const float t = style.high > style.low ? (v - style.low) / (style.high - style.low) : 0.5f;
-  if (style.colormap == Colormap::Sequential) return t < 0.6f;
-  return std::fabs(t - 0.5f) > 0.32f;
-}
-
-MatrixView colour_ramp(const HeatmapStyle& style) {
-  constexpr int kSteps = 64;
-  auto ramp = std::make_shared<std::vector<float>>(kSteps);
-  for (int i = 0; i < kSteps; ++i) (*ramp)[i] = style.low + (style.high - style.low) * i / (kSteps - 1);
-  MatrixView bar;
-  bar.owner = ramp;
-  bar.data = ramp->data();
-  bar.rows = 1;
-  bar.cols = kSteps;
-  bar.row_stride = kSteps;
-  char key[96];
-  std::snprintf(key, sizeof key, "bar/%d/%.9g/%.9g", static_cast<int>(style.colormap), style.low, style.high);
-  bar.key = key;
-  return bar;
-}
-
-std::string axis_label(const std::vector<std::string>* labels, Index index) {
-  if (labels && index < static_cast<Index>(labels->size()) && !(*labels)[index].empty())
-    return (*labels)[index];
-  return std::to_string(index);
-}
 
 HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   HeatmapInteraction interaction;

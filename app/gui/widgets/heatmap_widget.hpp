@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "state/app_state.hpp"
+#include "widgets/heatmap_cells.hpp"  // axis_label, for the callers that label rows
 #include "widgets/heatmap_spec.hpp"
 
 namespace al::gui {
@@ -17,14 +18,5 @@ struct HeatmapInteraction {
 };
 
 HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec);
-
-// The label of row/col `index`: the token when there is one, else the index.
-std::string axis_label(const std::vector<std::string>* labels, Index index);
-// A cell's value as a learner reads it: "NaN", "−∞", 3 or 4 decimals, never "-0.00".
-std::string format_value(float v, bool compact);
-// Whether `v`'s colour is dark enough to need white text on it.
-bool dark_background(const HeatmapStyle& style, float v);
-// A 1 x 64 matrix running from the style's low to its high value: the colour bar.
-MatrixView colour_ramp(const HeatmapStyle& style);
 
 }  // namespace al::gui

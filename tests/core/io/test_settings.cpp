@@ -147,3 +147,31 @@ TEST_CASE("malformed settings: defaults and a warning, never a crash") {
     CHECK(mentions(loaded.warnings, "folder"));
   }
 }
+
+TEST_CASE("the file dialog's last folder: kept between runs in $XDG_CONFIG_HOME, dropped once the folder is gone") {
+  TempDir home;
+  ScopedEnv c("XDG_CONFIG_HOME", home / "cfg");
+  const std::string folder = home / "lessons";
+  std::filesystem::create_directories(folder);
+  Settings s;
+  s.last_folder = folder;
+  REQUIRE_FALSE(save_settings(s).has_value());
+  // Written where XDG says, under its own key.
+  std::ifstream in(home / "cfg/attention-lab/settings.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("\"last_folder\": \"" + folder + "\"") != std::string::npos);
+  LoadedSettings loaded = load_settings();
+  CHECK(loaded.warnings.empty());
+  CHECK(loaded.settings.last_folder == folder);
+  CHECK(loaded.settings == s);
+
+  std::filesystem::remove(folder);
+  loaded = load_settings();
+  CHECK(loaded.warnings.empty());
+  CHECK(loaded.settings.last_folder.empty());
+
+  write_text(home / "cfg/attention-lab/settings.json", "{\"last_folder\": 7}");
+  loaded = load_settings();
+  CHECK(mentions(loaded.warnings, "last_folder"));
+  CHECK(loaded.settings.last_folder.empty());
+}

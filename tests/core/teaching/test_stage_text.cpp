@@ -3,58 +3,24 @@
 // earlier stages: a sentence that depends on the session may only say what the
 // session does ("≈ 0" only when the largest masked weight is below 1e-3, the
 // scale the session uses, cross attention's X_kv, direct mode's missing W's,
-// b_O only with bias, α′ and no "average" with dropout).
+// b_O only with bias, α′ and no "average" with dropout). Also: every key in both
+// languages, the timeline labels and the presets' Chinese descriptions.
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
+#include "i18n_tables.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/lab_numbers.hpp"
 #include "io/session_io.hpp"
-#include "teaching/message_patterns.hpp"
 #include "teaching/stage_text.hpp"
 
 using namespace al;
+using namespace al::testing;
 
 namespace {
-
-using Table = std::map<std::string, std::string>;
-
-// Every assets/i18n/*<lang>.json merged, as the app does.
-Table load_table(const std::string& lang) {
-  Table table;
-  const std::string suffix = lang + ".json";
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(ATTENTION_LAB_SOURCE_DIR) + "/assets/i18n")) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    std::ifstream in(entry.path());
-    const auto json = nlohmann::json::parse(in);
-    for (auto& [key, value] : json.items()) table[key] = value.get<std::string>();
-  }
-  return table;
-}
-
-const Table& table(bool chinese) {
-  static const Table en = load_table("en"), zh = load_table("zh");
-  return chinese ? zh : en;
-}
-
-// A lookup that fails the test on a key missing in that language.
-TextLookup lookup_in(bool chinese) {
-  return [chinese](const std::string& key) {
-    auto it = table(chinese).find(key);
-    CHECK_MESSAGE(it != table(chinese).end(), "missing key " << key << (chinese ? " (zh)" : " (en)"));
-    return it == table(chinese).end() ? key : it->second;
-  };
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The largest softmax weight on a masked cell (rows not fully masked), by an
 // explicit loop in double from the trace's scaled scores, the mask and the fill.
@@ -109,24 +75,6 @@ double number_after(const std::string& text, const std::string& label) {
   return std::strtod(text.c_str() + at + label.size(), nullptr);
 }
 
-// English words in a Chinese text: identifiers a learner reads as code or math are allowed.
-std::vector<std::string> english_words(const std::string& text) {
-  static const std::set<std::string> allowed = {
-      "softmax", "Softmax", "dropout", "Dropout", "PyTorch", "torch", "masked_fill", "scaled_dot_product_attention",
-      "MultiheadAttention", "key_padding_mask", "attn_mask", "True", "False", "Concat", "Output", "exp", "max",
-      "NaN", "inf", "mask_ij", "d_model", "d_k", "W_O", "W_Q", "W_K", "W_V", "b_O", "X_q", "X_kv", "float32",
-      "float64", "Lq", "Lk", "FlashAttention", "Flash", "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
-      "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam",  // the optimiser's name
-      "LaTeX", "Markdown", "default"};  // file formats, and the name of a built-in example
-  std::vector<std::string> found;
-  static const std::regex placeholder("\\{[a-z_]+\\}");
-  const std::string prose = std::regex_replace(text, placeholder, "");
-  static const std::regex word("[A-Za-z_][A-Za-z_0-9]{3,}");
-  for (auto it = std::sregex_iterator(prose.begin(), prose.end(), word); it != std::sregex_iterator(); ++it)
-    if (!allowed.count(it->str()) && it->str().find('_') == std::string::npos)  // x_kv, W_QKV: math
-      found.push_back(it->str());
-  return found;
-}
 
 struct Case {
   std::string name;
@@ -269,13 +217,24 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
 TEST_CASE("the timeline labels and titles need no trace and follow the scale") {
   Session s = *load_preset("default");
   s.config.scale = {ScaleMode::Custom, 0.25};
-  CHECK(step_timeline(Step::Scaled, s) == "×0.25");
+  CHECK(step_timeline(Step::Scaled, s, lookup_in(false)) == "×0.25");
   CHECK(step_title(Step::Scaled, s, lookup_in(false)) == "Scaling by a custom factor 0.25");
   s.config.scale = {ScaleMode::None, 1.0};
-  CHECK(step_timeline(Step::Scaled, s) == "×1");
+  CHECK(step_timeline(Step::Scaled, s, lookup_in(false)) == "×1");
   CHECK(scaled_scores_symbol(s) == "QKᵀ");
   s.config.scale = {ScaleMode::SqrtDk, 1.0};
   CHECK(scaled_scores_symbol(s, "S") == "S/√d_k");
+  // The word labels are in the reader's language (softmax and dropout are names in both).
+  const std::vector<std::pair<Step, std::pair<std::string, std::string>>> words = {
+      {Step::Masked, {"mask", "掩码"}},        {Step::Weights, {"softmax", "softmax"}},
+      {Step::Dropped, {"dropout", "dropout"}}, {Step::Concat, {"concat", "拼接"}},
+      {Step::Output, {"output", "输出"}}};
+  for (const auto& [step, labels] : words) {
+    CHECK(step_timeline(step, s, lookup_in(false)) == labels.first);
+    CHECK(step_timeline(step, s, lookup_in(true)) == labels.second);
+  }
+  for (int i = 0; i < kStepCount; ++i)
+    CHECK(english_words(step_timeline(static_cast<Step>(i), s, lookup_in(true))).empty());
 }
 
 TEST_CASE("every translation key exists in both languages, and Chinese texts are in Chinese") {
@@ -332,31 +291,26 @@ TEST_CASE("the heads a preset's description names are the heads where the trace 
   }
 }
 
-TEST_CASE("a config error a learner can make reads in Chinese, with its numbers") {
-  std::vector<std::pair<std::string, std::string>> patterns;
-  for (const auto& [key, text] : table(false))
-    if (key.rfind("error.pattern.", 0) == 0) patterns.push_back({key, text});
-  auto chinese = [](const std::string& key) -> std::optional<std::string> {
-    auto it = table(true).find(key);
-    return it == table(true).end() ? std::nullopt : std::optional<std::string>(it->second);
+TEST_CASE("every preset has a Chinese description, in Chinese, with the English one's numbers (heads count from 0)") {
+  auto numbers = [](const std::string& text) {
+    static const std::regex number("[0-9]+(\\.[0-9]+)?");
+    std::multiset<std::string> found;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
+      found.insert(it->str());
+    return found;
   };
-  const std::vector<std::pair<std::function<void(Session&)>, std::string>> edits = {
-      {[](Session& s) { s.config.num_heads = 0; }, "0"},
-      {[](Session& s) { s.config.dropout.p = 1.5; }, "1.5"},
-      {[](Session& s) { s.config.scale = {ScaleMode::Custom, INFINITY}; }, ""},
-      {[](Session& s) { s.config.mask_fill = NAN; }, "NaN"},
-      {[](Session& s) { s.config.d_model = 0; }, "0"},
-  };
-  for (const auto& [edit, number] : edits) {
-    Session s = *load_preset("default");
-    edit(s);
-    auto traced = compute(s);
-    REQUIRE_FALSE(traced.ok());
-    CAPTURE(traced.error().message);
-    const auto text = translate_message(traced.error().message, patterns, chinese);
-    REQUIRE(text.has_value());
-    CHECK(english_words(*text).empty());
-    CHECK(contains(*text, number));
+  for (const PresetInfo& preset : list_presets()) {
+    CAPTURE(preset.name);
+    CAPTURE(preset.description_zh);
+    REQUIRE_FALSE(preset.description_zh.empty());
+    CHECK(english_words(preset.description_zh).empty());
+    CHECK(numbers(preset.description_zh) == numbers(preset.description));
   }
-  CHECK_FALSE(translate_message("something no pattern knows", patterns, chinese).has_value());
+  // The heads the two texts name are the same heads.
+  for (const PresetInfo& preset : list_presets())
+    if (preset.name == "default" || preset.name == "cross-attention") {
+      CHECK(contains(preset.description, "head 0"));
+      CHECK(contains(preset.description_zh, "头 0"));
+      CHECK(contains(preset.description_zh, "头 1"));
+    }
 }

@@ -1,0 +1,21 @@
+#pragma once
+// How a heatmap's cells read, on screen and in slide pictures: labels, values as text,
+// the text colour over a cell, and the colour bar's ramp.
+#include <string>
+#include <vector>
+
+#include "gl/gl_heatmap.hpp"   // HeatmapStyle
+#include "gl/matrix_view.hpp"
+
+namespace al::gui {
+
+// The label of row/col `index`: the token when there is one, else the index.
+std::string axis_label(const std::vector<std::string>* labels, Index index);
+// A cell's value as a learner reads it: "NaN", "−∞", 3 or 4 decimals, never "-0.00".
+std::string format_value(float v, bool compact);
+// Whether `v`'s colour is dark enough to need white text on it.
+bool dark_background(const HeatmapStyle& style, float v);
+// A 1 x 64 matrix running from the style's low to its high value: the colour bar.
+MatrixView colour_ramp(const HeatmapStyle& style);
+
+}  // namespace al::gui
