@@ -213,6 +213,10 @@ void draw_explain_window(AppState& app) {
   auto trace = app.model.trace();
   // The hovered cell while the pointer is on a heatmap, else the pinned one.
   const std::optional<CellRef>& ref = app.view.hovered ? app.view.hovered : app.view.pinned;
+  if (ref && explain_gradient_cell(app, ref->heatmap, ref->row, ref->col)) {
+    ImGui::End();
+    return;
+  }
   std::optional<CellAddress> cell;
   if (ref && trace) cell = cell_address_of(*ref, std::clamp<Index>(app.view.batch, 0, trace->dims.batch - 1));
   if (!trace || !cell) {
@@ -291,6 +295,7 @@ void apply_teaching_options(AppState& app) {
     if (name == "heads") app.teaching.heads_open = true;
     if (name == "diff") app.teaching.diff_open = true;
     if (name == "export") app.teaching.export_open = true;
+    if (name == "gradients") app.gradient.show = true;
   }
   if (!app.options.snapshot.empty()) {
     auto session = load_session_or_preset(app.options.snapshot);
@@ -303,7 +308,7 @@ void apply_teaching_options(AppState& app) {
     }
   }
   if (app.options.pin.empty()) return;
-  // stage:batch:head:row:col, head "avg" for the average over heads.
+  // [grad.]stage:batch:head:row:col, head "avg" for the average over heads.
   std::vector<std::string> parts;
   std::string rest = app.options.pin;
   for (auto colon = rest.find(':'); colon != std::string::npos; colon = rest.find(':')) {
@@ -311,7 +316,9 @@ void apply_teaching_options(AppState& app) {
     rest = rest.substr(colon + 1);
   }
   parts.push_back(rest);
-  const auto stage = parts.size() == 5 ? stage_from_name(parts[0]) : std::nullopt;
+  // "grad.<stage>" pins that stage's gradient heatmap (the gradient view).
+  const std::string stage_part = parts[0].rfind("grad.", 0) == 0 ? parts[0].substr(5) : parts[0];
+  const auto stage = parts.size() == 5 ? stage_from_name(stage_part) : std::nullopt;
   if (!stage) {
     app.notices.push_back("--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1 (got '" + app.options.pin + "')");
     return;

@@ -1,6 +1,7 @@
 // The matrices of the current step: what goes in (for one head) and what comes
 // out (every head side by side, plus their average).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "widgets/heatmap_widget.hpp"
@@ -32,6 +33,19 @@ const char* stage_symbol(Stage stage) {
     case Stage::Output: return "Output";
   }
   return "";
+}
+
+// The stage's own letter in ∂L/∂·.
+const char* gradient_symbol(Stage stage) {
+  switch (stage) {
+    case Stage::Scores: return "S";
+    case Stage::Scaled: return "S′";
+    case Stage::Masked: return "S″";
+    case Stage::Weights: return "α";
+    case Stage::Dropped: return "α′";
+    case Stage::Context: return "C";
+    default: return stage_symbol(stage);
+  }
 }
 
 bool is_per_head(Stage stage) { return stage != Stage::Concat && stage != Stage::Output; }
@@ -109,6 +123,40 @@ class HeatmapBuilder {
     if (is_key_by_key(stage) && stage != Stage::Scores && stage != Stage::Scaled) spec.mask = mask_;
     if (stage == Stage::Dropped && head >= 0 && tensor != trace_.stage_ptr(Stage::Weights))
       spec.before_dropout = matrix_of(trace_.stage_ptr(Stage::Weights), batch_ * heads_ + head);
+    return spec;
+  }
+
+  // dL/d(stage) of one head (or of the whole stage for concat and output).
+  HeatmapSpec gradient(const Gradients& grads, Stage stage, Index head) {
+    HeatmapSpec spec;
+    const TensorPtr& tensor = grads.stages[static_cast<int>(stage)];
+    const bool per_head = is_per_head(stage);
+    spec.values = matrix_of(tensor, per_head ? batch_ * heads_ + head : batch_);
+    spec.name = "grad." + std::string(stage_name(stage)) + (per_head ? ".h" + std::to_string(head) : "");
+    spec.title = "∂L/∂" + std::string(gradient_symbol(stage));
+    if (per_head) spec.title += "  " + app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
+    spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
+    if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
+    // One colour scale for all heads of the stage, symmetric about 0.
+    const ValueRange range = app_.derived.symmetric_range(tensor, per_head ? batch_ * heads_ : batch_,
+                                                          per_head ? heads_ : 1, nullptr);
+    spec.style = {Colormap::Diverging, range.low, range.high};
+    if (is_key_by_key(stage) && stage != Stage::Scores) spec.mask = mask_;
+    return spec;
+  }
+
+  // dL/d(input) of batch item `batch` for x, x_q, x_kv, q, k, v.
+  HeatmapSpec input_gradient(const NamedGradient& g) {
+    HeatmapSpec spec;
+    spec.values = matrix_of(g.gradient, batch_);
+    spec.name = "grad.input." + g.name;
+    const bool key_side = g.name == "x_kv" || g.name == "k" || g.name == "v";
+    std::string symbol = g.name == "x" ? "X" : g.name == "x_q" ? "X_q" : g.name == "x_kv" ? "X_kv" : g.name;
+    if (symbol.size() == 1) symbol[0] = static_cast<char>(std::toupper(symbol[0]));
+    spec.title = "∂L/∂" + symbol;
+    spec.row_labels = key_side ? key_tokens_ : query_tokens_;
+    const ValueRange range = app_.derived.symmetric_range(g.gradient, batch_, 1, nullptr);
+    spec.style = {Colormap::Diverging, range.low, range.high};
     return spec;
   }
 
@@ -257,17 +305,43 @@ void draw_heatmaps(AppState& app) {
   const float region = ImGui::GetContentRegionAvail().y;
   const float tall = std::max(8.0f * font, 0.42f * region);
   const float short_height = std::max(6.0f * font, 0.28f * region);
+  // The gradient view: each result with its gradient ∂L/∂(result) beside it.
+  const Gradients* grads = current_gradients(app);
 
   // Every head of a per-head stage, plus the average; or the one asked for.
+  // With the gradient view on, each head's gradient follows it (and the
+  // average, which no loss reads, makes room for them).
   auto all_heads = [&](Stage stage) {
     std::vector<HeatmapSpec> specs;
+    auto add = [&](Index h) {
+      specs.push_back(build.stage(stage, h));
+      if (grads) specs.push_back(build.gradient(*grads, stage, h));
+    };
     if (app.view.only_head >= 0 && app.view.only_head < heads) {
-      specs.push_back(build.stage(stage, app.view.only_head));
+      add(app.view.only_head);
       return specs;
     }
-    for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(stage, h));
-    if (heads > 1) specs.push_back(build.stage(stage, -1));
+    for (Index h = 0; h < heads; ++h) add(h);
+    if (heads > 1 && !grads) specs.push_back(build.stage(stage, -1));
     return specs;
+  };
+  // A stage that is one matrix (concat, output), and its gradient.
+  auto whole = [&](Stage stage) {
+    std::vector<HeatmapSpec> specs = {build.stage(stage, 0)};
+    if (grads) specs.push_back(build.gradient(*grads, stage, 0));
+    return specs;
+  };
+  // The inputs at step X, each followed by its gradient.
+  auto with_input_gradients = [&](std::vector<HeatmapSpec> specs) {
+    if (!grads) return specs;
+    std::vector<HeatmapSpec> out;
+    for (HeatmapSpec& spec : specs) {
+      const std::string name = spec.name.substr(spec.name.find('.') + 1);  // "input.x" -> "x"
+      out.push_back(std::move(spec));
+      for (const NamedGradient& g : grads->inputs)
+        if (g.name == name) out.push_back(build.input_gradient(g));
+    }
+    return out;
   };
   std::vector<HeatmapRow> rows;
   auto add_row = [&rows](const char* label, std::vector<HeatmapSpec> specs, float max_height, bool select_head) {
@@ -282,13 +356,14 @@ void draw_heatmaps(AppState& app) {
     case Step::X:
       if (direct) {
         add_row(app.tr("heatmap.inputs"),
-                    {build.input(InputId::Q, "Q", build.batch()), build.input(InputId::K, "K", build.batch()),
-                     build.input(InputId::V, "V", build.batch())}, tall, false);
+                with_input_gradients({build.input(InputId::Q, "Q", build.batch()),
+                                      build.input(InputId::K, "K", build.batch()),
+                                      build.input(InputId::V, "V", build.batch())}), tall, false);
       } else {
         std::vector<HeatmapSpec> specs = {build.input(InputId::X, x_name, build.batch())};
         if (session.config.attention == AttentionKind::Cross)
           specs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
-        add_row(app.tr("heatmap.inputs"), specs, tall, false);
+        add_row(app.tr("heatmap.inputs"), with_input_gradients(specs), tall, false);
       }
       break;
     case Step::Qkv:
@@ -336,20 +411,20 @@ void draw_heatmaps(AppState& app) {
       std::vector<HeatmapSpec> specs;
       for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(Stage::Context, h));
       add_row(app.tr("heatmap.inputs"), specs, short_height, true);
-      add_row(outputs_label, {build.stage(Stage::Concat, 0)}, tall, false);
+      add_row(outputs_label, whole(Stage::Concat), tall, false);
       break;
     }
     case Step::WO:
       add_row(app.tr("heatmap.inputs"),
                   {build.stage(Stage::Concat, 0), build.input(InputId::WO, "W_O", 0)}, short_height, false);
-      add_row(outputs_label, {build.stage(Stage::Output, 0)}, tall, false);
+      add_row(outputs_label, whole(Stage::Output), tall, false);
       break;
     case Step::Output:
       add_row(app.tr("heatmap.inputs"),
                   {direct ? build.input(InputId::Q, "Q", build.batch())
                           : build.input(InputId::X, x_name, build.batch()),
                    build.stage(Stage::Weights, -1)}, short_height, false);
-      add_row(outputs_label, {build.stage(Stage::Output, 0)}, tall, false);
+      add_row(outputs_label, whole(Stage::Output), tall, false);
       break;
   }
 

@@ -53,6 +53,8 @@ void draw_stepper(AppState& app) {
   app.widgets.add_last_item("stepper.next");
   ImGui::SameLine();
   ImGui::TextDisabled("%s", app.tr("stepper.keys_hint"));
+  ImGui::SameLine(0.0f, 2.0f * ImGui::GetFontSize());
+  draw_gradient_toggle(app);
 
   // The timeline strip: every step, the current one highlighted.
   for (int i = 0; i < kStepCount; ++i) {

@@ -75,6 +75,10 @@ void draw_main_window(AppState& app) {
   ImGui::Separator();
   draw_explanation(app);
   ImGui::Separator();
+  if (app.gradient.show) {
+    draw_gradient_controls(app);
+    ImGui::Separator();
+  }
   // Batch item shown by every heatmap.
   if (auto trace = app.model.trace(); trace && trace->dims.batch > 1) {
     int batch = static_cast<int>(app.view.batch);
@@ -98,6 +102,7 @@ void draw_main_window(AppState& app) {
   draw_mask_fill_lab(app);
   draw_stability_lab(app);
   draw_fused_lab(app);
+  draw_training_lab(app);
   draw_quiz(app);
   apply_teaching_options(app);
   draw_explain_window(app);

@@ -11,12 +11,14 @@
 #include "state/flash_linear_lessons.hpp"
 #include "platform/fonts.hpp"
 #include "gl/gl_heatmap.hpp"
+#include "state/gradient_state.hpp"
 #include "platform/i18n.hpp"
 #include "state/labs_state.hpp"
 #include "gl/matrix_view.hpp"
 #include "editing/session_model.hpp"
 #include "state/stages.hpp"
 #include "state/teaching_views.hpp"
+#include "state/training_lab.hpp"
 #include "platform/widget_registry.hpp"
 
 namespace al::gui {
@@ -120,10 +122,12 @@ struct AppState {
   WidgetRegistry widgets;
 
   TeachingViews teaching;    // View menu windows and File > Export (teaching_views.hpp)
+  GradientView gradient;     // dL/d(stage) beside the values, the descent step (gradient_state.hpp)
   LabsState labs;            // why √d_k, mask fill, softmax stability, fused QKV, quiz (labs_state.hpp)
 
   FlashLabState flash_lab;
   LinearLabState linear_lab;
+  TrainingLabState training_lab;  // its worker stops when the app does
   LessonState lessons;
   bool keep_drawing = false;  // set during a frame by an animating window: draw the next frame too
 
