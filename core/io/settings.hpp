@@ -48,7 +48,8 @@ void add_recent_file(Settings& settings, const std::string& path);
 
 struct LoadedSettings {
   Settings settings;
-  std::vector<std::string> warnings;  // English sentences; empty when all was well
+  std::vector<std::string> warnings;  // English sentences (the app translates them with the
+                                      // error.pattern.settings_* entries); empty when all was well
 };
 // A missing file gives the defaults without a warning. Unreadable or malformed
 // JSON gives the defaults and a warning; a field of the wrong type or out of

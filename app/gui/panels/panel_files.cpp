@@ -235,7 +235,7 @@ void draw_file_windows(AppState& app) {
   app.widgets.set_fact("modified", app.model.modified() ? "yes" : "no");
   app.widgets.set_fact("document", app.files.path);
   std::string notices = app.start_problem ? app.i18n.error_message(*app.start_problem) + "\n" : "";
-  for (const auto& notice : app.notices) notices += notice + "\n";
+  for (const auto& notice : app.notices) notices += app.i18n.message(notice) + "\n";
   app.widgets.set_fact("notices", notices);
 }
 

@@ -76,7 +76,7 @@ void draw_status_bar(AppState& app) {
   }
   for (const auto& notice : app.notices) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "| %s", notice.c_str());
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), "| %s", app.i18n.message(notice).c_str());
   }
 }
 

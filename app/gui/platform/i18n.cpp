@@ -77,7 +77,19 @@ std::string I18n::error_message(const Error& error) const {
     if (substitute(&text, error.params)) return title + "：" + text;
   }
   // No detail for this code: a message pattern (assets/i18n/errors.*.json) with the message's values.
-  auto cached = translated_messages_.find(error.message);
+  const std::optional<std::string>& text = translated(error.message);
+  return title + "：" + (text ? *text : error.message);
+}
+
+std::string I18n::message(const std::string& text) const {
+  if (language_ == Language::En) return text;
+  const std::optional<std::string>& found = translated(text);
+  return found ? *found : text;
+}
+
+const std::optional<std::string>& I18n::translated(const std::string& message) const {
+  const auto& table = tables_[static_cast<int>(language_)];
+  auto cached = translated_messages_.find(message);
   if (cached == translated_messages_.end()) {
     std::vector<std::pair<std::string, std::string>> patterns;
     const auto& english = tables_[static_cast<int>(Language::En)];
@@ -86,16 +98,14 @@ std::string I18n::error_message(const Error& error) const {
       patterns.push_back(*it);
     if (translated_messages_.size() > 256) translated_messages_.clear();  // bounded: edits make new messages
     cached = translated_messages_
-                 .emplace(error.message,
-                          translate_message(error.message, patterns, [&](const std::string& key) -> std::optional<std::string> {
+                 .emplace(message,
+                          translate_message(message, patterns, [&](const std::string& key) -> std::optional<std::string> {
                             auto found = table.find(key);
                             return found == table.end() ? std::nullopt : std::optional<std::string>(found->second);
                           }))
                  .first;
   }
-  const std::optional<std::string>& translated = cached->second;
-  if (translated) return title + "：" + *translated;
-  return title + "：" + error.message;
+  return cached->second;
 }
 
 std::vector<std::string> I18n::all_strings() const {

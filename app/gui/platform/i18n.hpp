@@ -42,6 +42,10 @@ class I18n {
   // params, else the message translated by the error.pattern.* entries
   // (teaching/message_patterns.hpp), else the core's English message.
   std::string error_message(const Error& error) const;
+  // A core sentence without an Error (a settings warning, a start-up notice) in
+  // the current language: translated by the error.pattern.* entries when one
+  // matches, else as it is.
+  std::string message(const std::string& text) const;
 
   // Every string of every language (the font must hold all their glyphs).
   std::vector<std::string> all_strings() const;
@@ -51,6 +55,7 @@ class I18n {
   Language language_ = Language::En;
   // Translated messages by message: panels show the same error every frame.
   mutable std::map<std::string, std::optional<std::string>> translated_messages_;
+  const std::optional<std::string>& translated(const std::string& message) const;
 };
 
 using al::substitute;  // {name} -> value (core/stage_text.hpp)

@@ -17,8 +17,10 @@
 #include "i18n_tables.hpp"
 #include "io/matrix_io.hpp"
 #include "io/session_io.hpp"
+#include "io/settings.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/message_patterns.hpp"
+#include "../user_dirs_fixture.hpp"
 
 using namespace al;
 using namespace al::testing;
@@ -269,4 +271,50 @@ TEST_CASE("a recovery file that cannot be restored reads in Chinese, with why") 
     CHECK(contains(*chinese, expected));
   }
   fs::remove_all(folder);
+}
+
+TEST_CASE("every warning from reading the settings reads in Chinese, with its values") {
+  const TempDir dir;
+  const std::string path = dir / "settings.json";
+  // (file text, what each warning's Chinese must hold, in order)
+  const std::vector<std::pair<std::string, std::vector<std::string>>> files = {
+      {"{\"language\": ", {"设置：“" + path + "”不是一个 JSON 对象（JSON 格式有误）；改用默认设置"}},
+      {"[1, 2]", {"设置：“" + path + "”不是一个 JSON 对象；改用默认设置"}},
+      {R"({"language": 5, "font_percent": 1000, "full_screen": "yes", "window": 3, "recent_files": "a.json"})",
+       {"“language”应为一个较短的字符串，但它是 5；", "“font_percent”应为从 60 到 300 的整数，但它是 1000；",
+        "“full_screen”应为 true 或 false，但它是 \"yes\"；", "键 \"window\" 应为一个对象；改用默认的窗口大小",
+        "键 \"recent_files\" 应为一个路径列表"}},
+      {R"({"window": {"width": -5, "x": 1e9}})",
+       {"“width”应为从 0 到 100000 的整数，但它是 -5；", "“x”应为从 -100000 到 100000 的整数，但它是 1000000000.0；"}},
+  };
+  for (const auto& [text, expected] : files) {
+    CAPTURE(text);
+    { std::ofstream(path) << text; }
+    const LoadedSettings loaded = load_settings_file(path);
+    REQUIRE(loaded.warnings.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      CAPTURE(loaded.warnings[i]);
+      const auto chinese = chinese_error(Error{ErrorCode::IoError, loaded.warnings[i], {}});
+      REQUIRE(chinese.has_value());
+      CAPTURE(*chinese);
+      CHECK(foreign_words(*chinese, text + " " + path).empty());
+      CHECK(contains(*chinese, expected[i]));
+    }
+  }
+  // A settings file that is a folder: the reason is translated inside the warning.
+  fs::remove(path);
+  fs::create_directory(path);
+  const LoadedSettings folder = load_settings_file(path);
+  REQUIRE(folder.warnings.size() == 1);
+  const auto chinese = chinese_error(Error{ErrorCode::IoError, folder.warnings[0], {}});
+  REQUIRE(chinese.has_value());
+  CHECK(*chinese == "无法读取“" + path + "”：这是文件夹，不是文件；改用默认设置");
+
+  // Nowhere to keep the settings.
+  const ScopedEnv no_xdg("XDG_CONFIG_HOME", std::nullopt), no_home("HOME", std::nullopt);
+  const LoadedSettings nowhere = load_settings();
+  REQUIRE(nowhere.warnings.size() == 1);
+  const auto where = chinese_error(Error{ErrorCode::IoError, nowhere.warnings[0], {}});
+  REQUIRE(where.has_value());
+  CHECK(*where == "不知道把 Attention Lab 的设置保存在哪里：$XDG_CONFIG_HOME 和 $HOME 都没有设置；改用默认设置");
 }
