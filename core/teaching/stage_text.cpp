@@ -279,11 +279,11 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       add(base + ".explain");
       break;
     case Step::WO:
-      out.formula = "Output = " + output_projection(f);
+      out.formula = lookup("formula.output") + " = " + output_projection(f);
       add(base + (f.has_w_o ? ".explain" : ".absent"));
       break;
     case Step::Output:
-      out.formula = "Output = " + output_projection(f).replace(0, 6, "Concat(C₀, …, C_(h−1))") + "\n" +
+      out.formula = lookup("formula.output") + " = " + output_projection(f).replace(0, 6, "Concat(C₀, …, C_(h−1))") + "\n" +
                     head_formula(f, session) + "\n" + projection_formula(f) + "    (n = 0 … h − 1)";
       add(base + ".explain");
       break;

@@ -15,7 +15,7 @@ namespace al::gui {
 namespace {
 
 // The stage's symbol as the step's formula writes it for this session.
-std::string stage_symbol(Stage stage, const Session& session) {
+std::string stage_symbol(Stage stage, const Session& session, const AppState& app) {
   const bool dropout = session.config.dropout.training && session.config.dropout.p > 0;
   switch (stage) {
     case Stage::Scores: return "S = QKᵀ";
@@ -23,8 +23,8 @@ std::string stage_symbol(Stage stage, const Session& session) {
     case Stage::Weights: return "α = softmax(S″)";
     case Stage::Dropped: return "α′";
     case Stage::Context: return dropout ? "α′·V" : "α·V";
-    case Stage::Concat: return "Concat";
-    case Stage::Output: return "Output";
+    case Stage::Concat:
+    case Stage::Output: return app.tr(std::string("heatmap.title.") + stage_name(stage));
     default: return stage_name(stage);
   }
 }
@@ -96,7 +96,7 @@ std::string question_text(AppState& app, const QuizQuestion& q, const Session& s
     return i < static_cast<Index>(tokens.size()) ? "'" + tokens[size_t(i)] + "'" : "#" + std::to_string(i);
   };
   const bool key_by_key = q.stage == Stage::Scores || q.stage == Stage::Scaled || q.stage == Stage::Weights;
-  Params params = {{"stage", stage_symbol(q.stage, session)},  {"row", std::to_string(q.row)},
+  Params params = {{"stage", stage_symbol(q.stage, session, app)},  {"row", std::to_string(q.row)},
                    {"col", std::to_string(q.col)},    {"head", std::to_string(q.head)},
                    {"batch", std::to_string(q.batch)}, {"query", token(session.tokens, q.row)},
                    {"key", key_by_key ? token(keys, q.col) : std::to_string(q.col)}};

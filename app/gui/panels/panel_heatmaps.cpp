@@ -29,8 +29,8 @@ const char* stage_symbol(Stage stage) {
     case Stage::Weights: return "α = softmax(S″)";
     case Stage::Dropped: return "α′ = dropout(α)";
     case Stage::Context: return "α′·V";
-    case Stage::Concat: return "Concat";
-    case Stage::Output: return "Output";
+    case Stage::Concat:
+    case Stage::Output: break;  // words, in the reader's language: stage_title()
   }
   return "";
 }
@@ -46,6 +46,15 @@ const char* gradient_symbol(Stage stage) {
     case Stage::Context: return "C";
     default: return stage_symbol(stage);
   }
+}
+
+// The heatmap's title: the stage's symbol (α·V without dropout, as the step's formula), or for
+// the whole-stage results its translated name.
+std::string stage_title(const AppState& app, Stage stage) {
+  if (stage == Stage::Concat || stage == Stage::Output) return app.tr(std::string("heatmap.title.") + stage_name(stage));
+  const DropoutSpec& dropout = app.model.session().config.dropout;
+  if (stage == Stage::Context && !(dropout.training && dropout.p > 0)) return "α·V";
+  return stage_symbol(stage);
 }
 
 bool is_per_head(Stage stage) { return stage != Stage::Concat && stage != Stage::Output; }
@@ -102,7 +111,7 @@ class HeatmapBuilder {
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
     spec.title = stage == Stage::Masked   ? std::string("S″ = S′ ") + app_.tr("heatmap.masked_suffix")
                  : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
-                                          : std::string(stage_symbol(stage));
+                                          : stage_title(app_, stage);
     if (!suffix.empty()) spec.title += "  " + suffix;
     spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
     if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
@@ -133,7 +142,7 @@ class HeatmapBuilder {
     const bool per_head = is_per_head(stage);
     spec.values = matrix_of(tensor, per_head ? batch_ * heads_ + head : batch_);
     spec.name = "grad." + std::string(stage_name(stage)) + (per_head ? ".h" + std::to_string(head) : "");
-    spec.title = "∂L/∂" + std::string(gradient_symbol(stage));
+    spec.title = "∂L/∂" + (is_per_head(stage) ? std::string(gradient_symbol(stage)) : stage_title(app_, stage));
     if (per_head) spec.title += "  " + app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
     spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
     if (is_key_by_key(stage)) spec.col_labels = key_tokens_;

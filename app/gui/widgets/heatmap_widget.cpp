@@ -191,6 +191,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                    {"low", spec.style.low}, {"high", spec.style.high},
                    {"first_row", static_cast<double>(row0)}, {"first_col", static_cast<double>(col0)},
                    {"shown_rows", static_cast<double>(m.rows)}, {"shown_cols", static_cast<double>(m.cols)}});
+  if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);  // tests read it
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.
   for (Index r = 0; row_label_width > 0 && r < m.rows; ++r) {

@@ -52,9 +52,9 @@ inline bool contains(const std::string& text, const std::string& part) { return 
 inline std::vector<std::string> english_words(const std::string& text) {
   static const std::set<std::string> allowed = {
       "softmax", "Softmax", "dropout", "Dropout", "PyTorch", "torch", "masked_fill", "scaled_dot_product_attention",
-      "MultiheadAttention", "key_padding_mask", "attn_mask", "True", "False", "Concat", "Output", "exp", "max",
+      "MultiheadAttention", "key_padding_mask", "attn_mask", "True", "False", "Concat", "exp", "max",
       "NaN", "inf", "mask_ij", "d_model", "d_k", "W_O", "W_Q", "W_K", "W_V", "b_O", "X_q", "X_kv", "float32",
-      "float64", "Lq", "Lk", "FlashAttention", "Flash", "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
+      "float64", "Lq", "Lk", "FlashAttention", "Flash", "HOME" /* $HOME */, "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
       "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam",  // the optimiser's name
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
       "JSON", "true", "false", "null"};
