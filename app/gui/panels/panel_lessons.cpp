@@ -3,9 +3,15 @@
 // Each step loads its example (an undoable edit), moves the stepper, opens the
 // editor tab that matters, pins the cell its text talks about, and outlines the
 // widget to look at, found in the widget registry. Every number the text
-// quotes is read from the trace on screen.
+// quotes is read from the trace on screen. The last four steps, "how a head
+// learns to look back", run on the Training lab's untrained previous_token model:
+// its loss, the gradient view's ∂L/∂S″, one descent step, then the lab training
+// it; their numbers come from core/teaching/look_back.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+
+#include <imgui_internal.h>  // FindWindowByName: is the Training lab's window there yet
 
 #include "io/session_io.hpp"
 #include "panels/panels.hpp"
@@ -16,15 +22,22 @@ namespace al::gui {
 
 namespace {
 
+// What a step sets up besides its example and shows beside its text.
+enum class LessonKind { Tour, LookBackLoss, LookBackGradient, LookBackStep, LookBackTrain };
+
 struct Lesson {
   const char* id;       // i18n: lessons.<id>.title, lessons.<id>.text
-  const char* preset;   // the example it runs on
+  const char* preset;   // the example it runs on (the look-back steps: the untrained model)
   Step step;            // the stepper's step
   const char* tab;      // editor tab to bring to the front ("" leaves it)
   const char* target;   // widget to outline
   Stage pin_stage;      // the cell the text quotes: stage (head 0), row, column
-  Index pin_row, pin_col;
+  Index pin_row, pin_col;  // the look-back steps: from the last query (row −1 = L − 1, column −2 = L − 2)
+  LessonKind kind = LessonKind::Tour;
 };
+
+// The look-back steps' example: made by look_back_start(), not a preset file.
+constexpr const char* kLookBackModel = "previous_token";
 
 const Lesson kLessons[] = {
     {"projection", "default", Step::Qkv, "matrices", "heatmap.q.h0", Stage::Q, 1, 0},
@@ -35,6 +48,14 @@ const Lesson kLessons[] = {
     {"multi_head", "default", Step::Concat, "config", "heatmap.concat", Stage::Concat, 1, 0},
     {"masks", "causal-decoder", Step::Masked, "mask", "heatmap.masked.h0", Stage::Masked, 1, 3},
     {"cross", "cross-attention", Step::Weights, "", "heatmap.weights.h0", Stage::Weights, 1, 1},
+    {"look_back_loss", kLookBackModel, Step::Output, "", "gradient.loss", Stage::Output, -1, 0,
+     LessonKind::LookBackLoss},
+    {"look_back_gradient", kLookBackModel, Step::Masked, "", "heatmap.grad.masked.h0", Stage::Masked, -1, -2,
+     LessonKind::LookBackGradient},
+    {"look_back_step", kLookBackModel, Step::Masked, "", "gradient.step", Stage::Masked, -1, -2,
+     LessonKind::LookBackStep},
+    {"look_back_train", kLookBackModel, Step::Weights, "", "training.toggle", Stage::Weights, -1, -2,
+     LessonKind::LookBackTrain},
 };
 constexpr int kLessonCount = static_cast<int>(sizeof kLessons / sizeof kLessons[0]);
 
@@ -79,21 +100,33 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
           {"context", lab_number(cell(trace, Stage::Context, r, 0))}};
 }
 
+const LookBackStart& look_back(LessonState& state) {
+  if (!state.look_back) state.look_back = std::make_shared<const LookBackStart>(look_back_start());
+  return *state.look_back;
+}
+
 // Sets the example of a lesson up: its preset (only if the tour did not just load
-// it), the stepper's step, the editor tab and the pinned cell.
+// it), the stepper's step, the editor tab and the pinned cell; the look-back steps
+// turn the gradient view on (push the last query's first output cell up) or open
+// the Training lab on previous_token.
 void apply(AppState& app, LessonState& state) {
   const Lesson& lesson = kLessons[state.index];
+  const bool look_back_step = lesson.kind != LessonKind::Tour;
   if (state.preset != lesson.preset || state.preset_revision != app.model.revision()) {
-    auto session = load_preset(lesson.preset);
-    if (!session) {
-      app.notices.push_back(app.i18n.error_message(session.error()));
+    std::optional<Session> session;
+    if (look_back_step) {
+      session = look_back(state).session;
+    } else if (auto preset = load_preset(lesson.preset)) {
+      session = std::move(*preset);
+    } else {
+      app.notices.push_back(app.i18n.error_message(preset.error()));
       return;
     }
     // The session only counts as unsaved if the lesson changed it: the same
     // example stays as it is (and unmodified).
-    if (session_to_json(*session) != session_to_json(app.model.session()) &&
-        !open_example(app, lesson.preset, app.i18n.format("lessons.edit_label", {{"preset", lesson.preset}})))
-      return;
+    if (session_to_json(*session) != session_to_json(app.model.session()))
+      open_example_session(app, std::move(*session), lesson.preset,
+                           app.i18n.format("lessons.edit_label", {{"preset", lesson.preset}}));
     state.preset = lesson.preset;
     state.preset_revision = app.model.revision();
   }
@@ -103,10 +136,79 @@ void apply(AppState& app, LessonState& state) {
   app.view.input_head = 0;
   app.view.only_head = -1;
   if (*lesson.tab) app.view.select_tab = lesson.tab;
+  const Index length = static_cast<Index>(app.model.session().tokens.size());
+  const Index row = lesson.pin_row < 0 ? length + lesson.pin_row : lesson.pin_row;
+  const Index col = lesson.pin_col < 0 ? length + lesson.pin_col : lesson.pin_col;
   std::string heatmap = stage_name(lesson.pin_stage);
   if (lesson.pin_stage != Stage::Concat && lesson.pin_stage != Stage::Output) heatmap += ".h0";
-  app.view.pinned = CellRef{heatmap, lesson.pin_row, lesson.pin_col};
+  app.view.pinned = CellRef{heatmap, row, col};
+  if (look_back_step && lesson.kind != LessonKind::LookBackTrain) {
+    GradientView& g = app.gradient;
+    g.show = true;
+    g.kind = LossKind::PushCellUp;
+    g.batch = 0;
+    g.row = length - 1;
+    g.col = 0;
+  }
+  if (lesson.kind == LessonKind::LookBackTrain) {
+    TrainingLabState& lab = app.training_lab;
+    lab.open = true;
+    if (lab.task != 0) lab.run.reset();  // another task's model: start previous_token's
+    lab.task = 0;                         // previous_token
+    state.place_lab = true;
+  }
   state.applied = state.index;
+}
+
+// The look-back steps' text: its key (with the variant the numbers call for) and numbers.
+std::pair<std::string, Params> look_back_text(AppState& app, LessonState& state, const Lesson& lesson,
+                                              const Trace& trace) {
+  const std::string base = std::string("lessons.") + lesson.id;
+  const LookBackStart& start = look_back(state);
+  GradientView& g = app.gradient;
+  const Gradients* gradients = current_gradients(app);
+  const LossChoice choice{LossKind::PushCellUp, g.batch, g.row, g.col, nullptr};
+  switch (lesson.kind) {
+    case LessonKind::LookBackLoss:
+      if (gradients && g.loss && g.kind == LossKind::PushCellUp)
+        return {base + ".text", look_back_loss_params(start, trace, choice, *g.loss)};
+      break;
+    case LessonKind::LookBackGradient:
+      if (gradients)
+        if (auto terms = look_back_gradient(trace, *gradients, g.row, app.model.trace_session().tokens))
+          return {base + (terms->raise ? ".text_raise" : ".text_lower"), terms->params};
+      break;
+    case LessonKind::LookBackStep:
+      if (g.step_before)  // the learner pressed the button: what it did (after: once recomputed)
+        return {base + ".text_done", {{"lr", lab_number(g.learning_rate)},
+                                      {"before", lab_number(*g.step_before)},
+                                      {"after", g.step_after ? lab_number(*g.step_after) : "…"}}};
+      if (gradients && g.kind == LossKind::PushCellUp) {
+        // One recomputation per trace and rate, not per frame.
+        auto shown = app.model.trace();
+        if (shown != state.descent_for || g.learning_rate != state.descent_rate) {
+          state.descent_for = shown;
+          state.descent_rate = g.learning_rate;
+          state.descent = look_back_descent(app.model.trace_session(), trace, *gradients, choice, g.learning_rate);
+        }
+        if (state.descent) return {base + ".text", *state.descent};
+      }
+      break;
+    case LessonKind::LookBackTrain: {
+      const TrainingLabState& lab = app.training_lab;
+      auto s = lab.run && lab.task == 0 ? lab.run->snapshot() : nullptr;
+      if (!s || s->steps == 0) {
+        LookBackTraining t = look_back_training(start.config, 0, start.config.steps, 0, 0, nullptr, -1, nullptr);
+        return {base + ".text_start", t.params};
+      }
+      LookBackTraining t = look_back_training(start.config, s->steps, s->target_steps, s->losses.back(),
+                                              s->accuracies.empty() ? 0.0 : s->accuracies.back(), s->weights.get(),
+                                              s->weights_step, s->ideal.get());
+      return {base + (t.formed ? ".text_formed" : ".text_forming"), t.params};
+    }
+    case LessonKind::Tour: break;
+  }
+  return {"lessons.look_back_gradient.none", {}};
 }
 
 // Outlines the target widget and draws an arrow to it from the lesson window.
@@ -134,6 +236,19 @@ void highlight(AppState& app, const Lesson& lesson, ImVec2 window_min, ImVec2 wi
   draw->AddLine(from, base, kHighlight, thickness);
   draw->AddTriangleFilled(to, ImVec2(base.x + normal.x * 0.45f * head, base.y + normal.y * 0.45f * head),
                           ImVec2(base.x - normal.x * 0.45f * head, base.y - normal.y * 0.45f * head), kHighlight);
+}
+
+// The Training lab, once it exists, beside the lesson window (to its right, full height)
+// rather than over it, so the lesson's text and the lab's heatmaps are both in view.
+void place_lab_beside(LessonState& state, ImVec2 lesson_max) {
+  if (!ImGui::FindWindowByName("###lab_training")) return;  // drawn from the next frame on
+  const float font = ImGui::GetFontSize();
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  const float x = lesson_max.x + 0.5f * font, y = viewport->WorkPos.y + 2.5f * font;
+  ImGui::SetWindowPos("###lab_training", ImVec2(x, y));
+  ImGui::SetWindowSize("###lab_training", ImVec2(std::max(20.0f * font, viewport->WorkPos.x + viewport->WorkSize.x - x - 0.5f * font),
+                                                 viewport->WorkPos.y + viewport->WorkSize.y - y - 0.5f * font));
+  state.place_lab = false;
 }
 
 }  // namespace
@@ -175,10 +290,17 @@ void draw_lessons(AppState& app) {
     const Session& session = app.model.trace_session();
     // The scaling lesson names the scale in use once the learner changes it.
     const std::string variant = shown && lesson.step == Step::Scaled ? scale_key_suffix(session) : "";
-    const Params params = shown ? lesson_params(lesson, *trace, session) : Params{};
+    std::string text_key = base + ".text" + variant;
+    Params params;
+    if (shown && lesson.kind != LessonKind::Tour) std::tie(text_key, params) = look_back_text(app, state, lesson, *trace);
+    else if (shown) params = lesson_params(lesson, *trace, session);
     wrapped_text_colored(kFormulaColour, app.i18n.format(base + ".title" + variant, params));
-    const std::string lines = shown ? wrapped_text(app.i18n.format(base + ".text" + variant, params))
+    const std::string lines = shown ? wrapped_text(app.i18n.format(text_key, params))
                                     : wrapped_text(app.tr("lessons.no_trace"));
+    if (app.widgets.enabled()) {
+      app.widgets.set_fact("lesson.text.key", shown ? text_key : "lessons.no_trace");
+      for (const auto& [name, value] : params) app.widgets.set_fact("lesson.param." + name, value);
+    }
     app.widgets.add_last_item("lesson.text");
     if (app.widgets.enabled()) app.widgets.set_fact("lesson.text.lines", lines);
     wrapped_text_disabled(app.tr("lessons.look"));
@@ -201,6 +323,7 @@ void draw_lessons(AppState& app) {
     app.widgets.add_last_item("lesson.again");
   }
   ImGui::End();
+  if (state.place_lab) place_lab_beside(state, window_max);
   if (state.open) highlight(app, lesson, window_min, window_max);
 }
 

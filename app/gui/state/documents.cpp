@@ -258,16 +258,20 @@ bool open_example(AppState& app, const std::string& preset, const std::string& e
     show_message(app, app.i18n.error_message(session.error()));
     return false;
   }
+  open_example_session(app, std::move(*session), preset, edit_label);
+  return true;
+}
+
+void open_example_session(AppState& app, Session session, const std::string& name, const std::string& edit_label) {
   if (app.model.modified()) {
     // Unsaved work is not dropped: the example is an edit, undo brings the work back.
-    app.edit(std::move(*session), edit_label, "examples");
+    app.edit(std::move(session), edit_label, "examples");
   } else {
-    app.model.reset(std::move(*session));
+    app.model.reset(std::move(session));
     app.files.path.clear();  // Save asks where: it never overwrites the file opened before
   }
   app.view.error_control.clear();
-  app.document = preset;
-  return true;
+  app.document = name;
 }
 
 bool save_document(AppState& app, const std::string& path) {

@@ -43,6 +43,8 @@ void request_open(AppState& app, const std::string& path);  // asks first when m
 bool open_document(AppState& app, const std::string& path);
 // A built-in example: opened like a file over unchanged work, an undoable edit over unsaved work.
 bool open_example(AppState& app, const std::string& preset, const std::string& edit_label);
+// The same for a session made in the app (a lesson's), titled `name`.
+void open_example_session(AppState& app, Session session, const std::string& name, const std::string& edit_label);
 bool save_document(AppState& app, const std::string& path);
 void save_or_ask_path(AppState& app);  // Ctrl+S: the known file, else Save as
 void import_into_session(AppState& app, const std::string& path);

@@ -4,11 +4,13 @@
 // and the guided lessons (panel_lessons.cpp). AppState holds one of each.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "numerics/flash_attention.hpp"
 #include "numerics/linear_attention.hpp"
 #include "model/trace.hpp"
+#include "teaching/look_back.hpp"
 
 namespace al::gui {
 
@@ -51,6 +53,14 @@ struct LessonState {
   int applied = -1;     // the step whose example is set up (-1: none yet)
   std::string preset;   // the preset the tour loaded last
   std::uint64_t preset_revision = 0;  // model revision right after loading it
+  // "How a head learns to look back": the Training lab's untrained previous_token
+  // model (made when first needed), and the loss one descent step would reach
+  // from the trace on screen at the learning rate it was worked out for.
+  std::shared_ptr<const LookBackStart> look_back;
+  std::shared_ptr<const Trace> descent_for;
+  float descent_rate = 0;
+  std::optional<TextParams> descent;
+  bool place_lab = false;  // move the Training lab beside the lesson once its window exists
 };
 
 void draw_flash_lab(AppState& app);   // panel_lab_flash.cpp
