@@ -1,10 +1,11 @@
 """Issue 13: the guided lesson "how a head learns to look back" (lessons 9-12), in the
 real window, in English and Chinese.
 
-1. Each step (--lesson 9 ... 12) sets its view up and outlines its widget: the gradient
+1. Each step (--lesson 9 ... 12, at 1280x800) sets its view up and outlines its widget: the gradient
    view's loss (9), dL/dS'' of head 0 (10), the descent button (11), the Training lab's
    Train button (12, the lab open on previous_token beside the lesson); the Chinese text
-   has no English words but the task's and the optimiser's names; no missing glyph.
+   has no English words but the task's and the optimiser's names; no missing glyph; the
+   lesson window grows to show its Next button below a long text.
 2. Its numbers, from the session the lesson opened (saved on exit): PyTorch autograd on
    the independent float64 reference (tests/torch/reference.py) gives L = -output[7, 0],
    the weight, dL/dalpha, the row's sum and dL/ds at query 7, key 6 (the previous token),
@@ -65,7 +66,8 @@ def inside(outer, inner):
 # 1. Every step in both languages.
 for lang in ("en", "zh"):
     for n, (key, target) in LESSONS.items():
-        _, facts = screenshot(binary, "default", "x", out, f"lesson{n}-{lang}", ["--lang", lang, "--lesson", str(n)])
+        _, facts = screenshot(binary, "default", "x", out, f"lesson{n}-{lang}",
+                              ["--lang", lang, "--lesson", str(n), "--size", "1280x800"])
         label = f"[{lang} lesson {n}]"
         failures.check(facts.get("lesson.text.key", "").startswith(key), f"{label} text {facts.get('lesson.text.key')}")
         failures.check(facts.get("lesson.target") == target, f"{label} points at {facts.get('lesson.target')}")
@@ -75,6 +77,8 @@ for lang in ("en", "zh"):
         else:
             failures.check(False, f"{label} the outline and {target} are drawn")
         failures.check(facts.get("missing_glyphs") == "", f"{label} no missing glyphs")
+        if "lesson.next" in widgets and "lesson.window" in widgets:  # not hidden below a scrollbar
+            failures.check(inside(widgets["lesson.window"], widgets["lesson.next"]), f"{label} Next is in the window")
         text = facts.get("lesson.text.lines", "")
         failures.check("{" not in text and len(text) > 40, f"{label} the text is filled in: {text!r}")
         if lang == "zh":

@@ -251,6 +251,18 @@ void place_lab_beside(LessonState& state, ImVec2 lesson_max) {
   state.place_lab = false;
 }
 
+// A text longer than the window would hide the Back / Next buttons below a scrollbar:
+// the window grows upwards (its bottom stays) to hold it, as far as the screen allows.
+void grow_to_fit(ImVec2 window_min, ImVec2 window_max) {
+  const float needed = ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y;  // from the window's top
+  const float height = window_max.y - window_min.y;
+  const float room = window_max.y - ImGui::GetMainViewport()->WorkPos.y - 2.0f * ImGui::GetFontSize();
+  if (needed <= height + 1.0f || height >= room) return;
+  const float grown = std::min(needed, room);
+  ImGui::SetWindowPos(ImVec2(window_min.x, window_max.y - grown));
+  ImGui::SetWindowSize(ImVec2(window_max.x - window_min.x, grown));
+}
+
 }  // namespace
 
 void draw_lessons(AppState& app) {
@@ -321,6 +333,7 @@ void draw_lessons(AppState& app) {
     if (ImGui::Button((std::string(app.tr("lessons.again")) + "###lesson_again").c_str())) state.applied = -1;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("lessons.again_tip"));
     app.widgets.add_last_item("lesson.again");
+    grow_to_fit(window_min, window_max);
   }
   ImGui::End();
   if (state.place_lab) place_lab_beside(state, window_max);
