@@ -11,7 +11,8 @@ real window, in English and Chinese.
    the weight, dL/dalpha, the row's sum and dL/ds at query 7, key 6 (the previous token),
    and the loss after one step of plain gradient descent at the learning rate shown; the
    lesson's numbers agree to the 4 digits it prints them with.
-3. xdotool: lesson 11's outlined button pressed, the text says what the step did, with
+3. xdotool: in lesson 11, the gradient view turned off makes the lesson ask to set it up
+   again, and "Set up again" brings it back; its outlined button pressed, the text says what the step did, with
    the loss the window measured. Next: lesson 12; Train pressed; once the lab's 300 steps
    are done the text says the off-diagonal has formed, and the head and share it names
    are those the reference recomputes from `attention-lab train --task previous_token
@@ -166,6 +167,11 @@ for lang in ("en", "zh"):
         app.find_window()
         state = app.wait_for(lambda s: s.get("lesson.text.key") == "lessons.look_back_step.text", "lesson 11")
         predicted = state.get("lesson.param.after")
+        # The gradient view turned off: the lesson asks to set it up again, and Set up again does.
+        app.click(app.settled(), "gradient.show")
+        state = app.wait_for(lambda s: s.get("lesson.text.key") == "lessons.look_back.again", "the lesson asks for the view")
+        app.click(app.settled(), "lesson.again")
+        state = app.wait_for(lambda s: s.get("lesson.text.key") == "lessons.look_back_step.text", "set up again")
         app.click(app.settled(), "gradient.step")
         state = app.wait_for(lambda s: s.get("lesson.text.key") == "lessons.look_back_step.text_done"
                              and s.get("gradient.step_after", "") != "" and s.get("lesson.param.after") != "…",

@@ -174,7 +174,7 @@ std::pair<std::string, Params> look_back_text(AppState& app, LessonState& state,
         return {base + ".text", look_back_loss_params(start, trace, choice, *g.loss)};
       break;
     case LessonKind::LookBackGradient:
-      if (gradients)
+      if (gradients && g.kind == LossKind::PushCellUp)  // the text is about that loss's one output row
         if (auto terms = look_back_gradient(trace, *gradients, g.row, app.model.trace_session().tokens))
           return {base + (terms->raise ? ".text_raise" : ".text_lower"), terms->params};
       break;
@@ -208,7 +208,7 @@ std::pair<std::string, Params> look_back_text(AppState& app, LessonState& state,
     }
     case LessonKind::Tour: break;
   }
-  return {"lessons.look_back_gradient.none", {}};
+  return {"lessons.look_back.again", {}};  // the view is off, or on another loss
 }
 
 // Outlines the target widget and draws an arrow to it from the lesson window.
