@@ -34,9 +34,12 @@ void print_json(const Gradients& g) {
   for (size_t i = 0; i < g.inputs.size(); ++i)
     write(std::string(i ? ",\n  " : "\n  ") + "\"" + g.inputs[i].name + "\": " + tensor_to_json(*g.inputs[i].gradient));
   write("\n },\n \"stages\": {");
-  for (size_t i = 0; i < kAllStages.size(); ++i)
-    write(std::string(i ? ",\n  " : "\n  ") + "\"" + stage_name(kAllStages[i]) +
-          "\": " + tensor_to_json(g.stage(kAllStages[i])));
+  const char* separator = "\n  ";
+  for (Stage s : kAllStages) {
+    if (!g.stages[static_cast<int>(s)]) continue;  // a stage this session's trace does not have
+    write(separator + std::string("\"") + stage_name(s) + "\": " + tensor_to_json(g.stage(s)));
+    separator = ",\n  ";
+  }
   write("\n }\n}\n");
 }
 

@@ -33,9 +33,11 @@ void print_json(const Trace& trace) {
         ", \"d_model\": " + std::to_string(d.d_model) + ", \"d_k\": " + std::to_string(d.d_k) + "},\n");
   write(" \"scale\": " + number(trace.scale) + ",\n \"mask_fill\": " + number(trace.mask_fill) +
         ",\n \"stages\": {");
-  for (size_t i = 0; i < kAllStages.size(); ++i) {
-    write(std::string(i ? ",\n  " : "\n  ") + "\"" + stage_name(kAllStages[i]) + "\": ");
-    write(tensor_to_json(trace.stage(kAllStages[i])));
+  const char* separator = "\n  ";
+  for (Stage s : kAllStages) {
+    if (!trace.has(s)) continue;  // x_pos, q_rot, ... only with their option
+    write(separator + std::string("\"") + stage_name(s) + "\": " + tensor_to_json(trace.stage(s)));
+    separator = ",\n  ";
   }
   write("\n },\n \"mask\": " + (trace.mask ? tensor_to_json(*trace.mask) : std::string("null")));
   write(",\n \"row_max\": " + (trace.row_max ? tensor_to_json(*trace.row_max) : std::string("null")));
@@ -72,6 +74,7 @@ void print_summary(const std::string& source, const Session& session, const Trac
   std::printf("scale: %.9g\nmask_fill: %.9g\n", trace.scale, trace.mask_fill);
   std::printf("%-8s %-14s %14s %14s  %s\n", "stage", "shape", "min", "max", "non-finite");
   for (Stage s : kAllStages) {
+    if (!trace.has(s)) continue;
     const Tensor& t = trace.stage(s);
     // The range ignores NaN (counted separately); infinities count as values.
     float lo = std::numeric_limits<float>::infinity(), hi = -lo;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_export_torch.hpp"
+#include "cli_decode.hpp"
 #include "cli_grad.hpp"
 #include "cli_train.hpp"
 #include "cli_trace.hpp"
@@ -34,6 +35,9 @@ constexpr const char* kHelp =
     "                                            print the gradient of L = sum(output * G) (G: all\n"
     "                                            ones, or the output-shaped .npy) for every input,\n"
     "                                            weight (math layout) and stage\n"
+    "  attention-lab decode <preset | session.json> --json\n"
+    "                                            run a causal session token by token with a KV cache\n"
+    "                                            (a rolling cache with a sliding window) and print each step\n"
     "  attention-lab train --task NAME [--steps N] [--seed S] [--out session.json] --json\n"
     "                                            train a one-layer attention model on a toy task\n"
     "                                            (previous_token, max_so_far, duplicate) and print\n"
@@ -88,6 +92,7 @@ int dispatch(int argc, char** argv) {
   if (command == "trace") return al::cli::run_trace(argc, argv);
   if (command == "train") return al::cli::run_train(argc, argv);
   if (command == "grad") return al::cli::run_grad(argc, argv);
+  if (command == "decode") return al::cli::run_decode(argc, argv);
   if (command == "export-torch") return al::cli::run_export_torch(argc, argv);
   return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
 }

@@ -9,116 +9,12 @@
 
 #include "numerics/attention.hpp"
 #include "io/matrix_io.hpp"
+#include "io/python_literals.hpp"
 
 namespace al {
 namespace {
 
-// Tensors up to this many elements are written as readable nested lists; bigger
-// ones as base64 of their bytes (a 1M-element list would make a script Python
-// parses slowly and no one reads).
-constexpr Index kInlineElements = 4096;
-
-// The shortest decimal that Python reads back (as a double, then rounded to
-// float32 by torch.tensor) to exactly this float: readable ("0.1", not
-// "0.100000001") and exact. Nine significant digits always suffice.
-std::string python_float(float value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[32];
-  for (int digits = 1; digits <= 9; ++digits) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, static_cast<double>(value));
-    if (static_cast<float>(std::strtod(buffer, nullptr)) == value) break;
-  }
-  return buffer;
-}
-
-// Same for a double (scale factors, fill values): shortest exact form.
-std::string python_double(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[40];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  return buffer;
-}
-
-std::string python_string(const std::string& text) {
-  // A JSON string literal is also a valid Python string literal.
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string shape_tuple(const std::vector<Index>& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + (shape.size() == 1 ? ",)" : ")");
-}
-
-// Nested Python lists laid out like numpy prints them: one innermost row per line.
-void write_nested(std::ostringstream& out, const Tensor& t, size_t dim, Index offset, int indent,
-                  bool binary) {
-  const Index n = t.shape[dim];
-  out << '[';
-  if (dim + 1 == t.shape.size()) {
-    for (Index i = 0; i < n; ++i) {
-      const float value = t.data[static_cast<size_t>(offset + i)];
-      out << (i ? ", " : "") << (binary ? std::to_string(value != 0.0f ? 1 : 0) : python_float(value));
-    }
-  } else {
-    const Index stride = shape_product({t.shape.begin() + static_cast<long>(dim) + 1, t.shape.end()});
-    for (Index i = 0; i < n; ++i) {
-      if (i) out << ",\n" << std::string(static_cast<size_t>(indent + 1), ' ');
-      write_nested(out, t, dim + 1, offset + i * stride, indent + 1, binary);
-    }
-  }
-  out << ']';
-}
-
-std::string base64(const unsigned char* bytes, size_t size) {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((size + 2) / 3 * 4);
-  for (size_t i = 0; i < size; i += 3) {
-    const unsigned a = bytes[i], b = i + 1 < size ? bytes[i + 1] : 0, c = i + 2 < size ? bytes[i + 2] : 0;
-    out += alphabet[a >> 2];
-    out += alphabet[((a & 3) << 4) | (b >> 4)];
-    out += i + 1 < size ? alphabet[((b & 15) << 2) | (c >> 6)] : '=';
-    out += i + 2 < size ? alphabet[c & 63] : '=';
-  }
-  return out;
-}
-
-// `name = <tensor>`, under a comment naming its axes and their sizes. `binary`
-// tensors (masks, dropout keeps) are written as 0/1 (as uint8 bytes when large).
-void write_tensor(std::ostringstream& out, const std::string& name, const Tensor& t,
-                  const std::string& comment, const std::string& axes, bool binary = false) {
-  out << "# " << comment << ". " << axes << " = " << shape_tuple(t.shape) << "\n";
-  if (t.size() == 0) {
-    out << name << " = torch.zeros(" << shape_tuple(t.shape) << ")\n";
-    return;
-  }
-  if (t.size() <= kInlineElements) {
-    out << name << " = torch.tensor(";
-    write_nested(out, t, 0, 0, static_cast<int>(name.size() + 16), binary);
-    out << ", dtype=torch.float32)\n";
-    return;
-  }
-  std::string encoded;
-  if (binary) {
-    std::vector<unsigned char> bits(t.data.size());
-    for (size_t i = 0; i < bits.size(); ++i) bits[i] = t.data[i] != 0.0f ? 1 : 0;
-    encoded = base64(bits.data(), bits.size());
-  } else {
-    // x86 and ARM are little-endian, which is what unpack() reads.
-    encoded = base64(reinterpret_cast<const unsigned char*>(t.data.data()), t.data.size() * sizeof(float));
-  }
-  out << name << " = unpack(" << shape_tuple(t.shape) << ", " << (binary ? "torch.uint8" : "torch.float32")
-      << ", [\n";
-  constexpr size_t kLine = 96;
-  for (size_t i = 0; i < encoded.size(); i += kLine) out << "    \"" << encoded.substr(i, kLine) << "\",\n";
-  out << "])" << (binary ? ".float()" : "") << "\n";
-}
+using namespace python;
 
 // Math layout (in, out) -> nn.Linear layout (out, in).
 Tensor transposed(const Tensor& m) {
@@ -175,6 +71,7 @@ const char* kEpilogue = R"PY(
 stages = {"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled, "masked": masked,
           "weights": weights, "dropped": dropped, "context": context, "concat": concat,
           "output": output}
+stages.update(extra_stages)  # x_pos, q_rot, k_rot, biased ... when the session has them
 
 
 def json_ready(t):
@@ -210,34 +107,59 @@ if __name__ == "__main__":
 void write_projections(std::ostringstream& out, const Session& s) {
   const Weights& w = s.weights;
   const bool cross = s.config.attention == AttentionKind::Cross;
-  const std::string x_q = cross ? "x_q" : "x", x_kv = cross ? "x_kv" : "x";
+  const bool positions = s.config.positional.type == PositionalType::Sinusoidal;
+  const std::string x_q = cross ? (positions ? "x_q_pos" : "x_q") : (positions ? "x_pos" : "x");
+  const std::string x_kv = cross ? (positions ? "x_kv_pos" : "x_kv") : x_q;
+  if (positions) {
+    out << "# ---------------------------------------------------------------------------\n"
+           "# 1b. Sinusoidal positions (Vaswani et al.): PE[p, 2i] = sin(p / 10000^(2i/d_model)),\n"
+           "#     PE[p, 2i+1] = cos(same), added to the embeddings so the projections see where each\n"
+           "#     token is (attention alone does not care about order).\n"
+           "# ---------------------------------------------------------------------------\n"
+           "def sinusoidal(length):\n"
+           "    position = torch.arange(length, dtype=torch.float64)[:, None]\n"
+           "    frequency = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)\n"
+           "    pe = torch.zeros(length, d_model, dtype=torch.float64)\n"
+           "    pe[:, 0::2] = torch.sin(position * frequency)\n"
+           "    pe[:, 1::2] = torch.cos(position * frequency)[:, : d_model // 2]\n"
+           "    return pe.float()  # (L, d_model)\n\n\n";
+    if (cross)
+      out << "x_q_pos = x_q + sinusoidal(Lq)  # (B, Lq, d_model)\n"
+             "x_kv_pos = x_kv + sinusoidal(Lk)  # (B, Lk, d_model): its positions also count from 0\n"
+             "extra_stages.update(x_pos=x_q_pos, x_kv_pos=x_kv_pos)\n\n";
+    else
+      out << "x_pos = x + sinusoidal(Lq)  # (B, L, d_model)\n"
+             "extra_stages[\"x_pos\"] = x_pos\n\n";
+  }
   out << "# ---------------------------------------------------------------------------\n"
          "# 2. Projections: every query token's embedding becomes a query vector, every\n"
          "#    key token's embedding a key and a value vector (nn.Linear: x @ W.T + b).\n"
          "# ---------------------------------------------------------------------------\n";
   if (w.fused()) {
     const std::string bias = bias_name(s, w.b_qkv, "b_qkv");
+    const std::string widths = "[d_model, h_kv * d_k, h_kv * d_k]";
     if (!cross) {
       out << "in_proj = linear(W_qkv, " << bias << ")\n"
-          << "# One matrix multiply gives Q, K and V side by side; chunk splits them.\n"
-          << "Q, K, V = in_proj(x).chunk(3, dim=-1)  # (B, L, 3*d_model) -> 3 x (B, L, d_model)\n\n";
+          << "# One matrix multiply gives Q, K and V side by side; split separates them.\n"
+          << "Q, K, V = in_proj(" << x_q << ").split(" << widths
+          << ", dim=-1)  # (B, L, d_model), (B, L, h_kv*d_k) x 2\n\n";
       return;
     }
     out << "# Cross attention: queries and keys/values come from different inputs, so the\n"
            "# stacked matrix is split first (as nn.MultiheadAttention does for cross attention).\n"
-        << "W_q, W_k, W_v = W_qkv.chunk(3, dim=0)  # 3 x (d_model, d_model)\n";
-    if (bias != "None") out << "b_q, b_k, b_v = b_qkv.chunk(3)  # 3 x (d_model,)\n";
+        << "W_q, W_k, W_v = W_qkv.split(" << widths << ", dim=0)\n";
+    if (bias != "None") out << "b_q, b_k, b_v = b_qkv.split(" << widths << ")\n";
     out << "Q = linear(W_q, " << (bias == "None" ? "None" : "b_q") << ")(" << x_q << ")  # (B, Lq, d_model)\n"
-        << "K = linear(W_k, " << (bias == "None" ? "None" : "b_k") << ")(" << x_kv << ")  # (B, Lk, d_model)\n"
-        << "V = linear(W_v, " << (bias == "None" ? "None" : "b_v") << ")(" << x_kv << ")  # (B, Lk, d_model)\n\n";
+        << "K = linear(W_k, " << (bias == "None" ? "None" : "b_k") << ")(" << x_kv << ")  # (B, Lk, h_kv*d_k)\n"
+        << "V = linear(W_v, " << (bias == "None" ? "None" : "b_v") << ")(" << x_kv << ")  # (B, Lk, h_kv*d_k)\n\n";
     return;
   }
   out << "q_proj = linear(W_q, " << bias_name(s, w.b_q, "b_q") << ")\n"
       << "k_proj = linear(W_k, " << bias_name(s, w.b_k, "b_k") << ")\n"
       << "v_proj = linear(W_v, " << bias_name(s, w.b_v, "b_v") << ")\n"
       << "Q = q_proj(" << x_q << ")  # (B, Lq, d_model)\n"
-      << "K = k_proj(" << x_kv << ")  # (B, Lk, d_model)\n"
-      << "V = v_proj(" << x_kv << ")  # (B, Lk, d_model)\n\n";
+      << "K = k_proj(" << x_kv << ")  # (B, Lk, h_kv*d_k)\n"
+      << "V = v_proj(" << x_kv << ")  # (B, Lk, h_kv*d_k)\n\n";
 }
 
 // " (rows: the, cat, sat)" so the learner can tell which row is which token.
@@ -263,10 +185,9 @@ void write_inputs(std::ostringstream& out, const Session& s) {
   if (s.config.mode == InputMode::Direct) {
     write_tensor(out, "Q", batched(*s.q, 3), "Q: the queries, given directly, one row per query token" + query_rows,
                  "(B, Lq, d_model)");
-    write_tensor(out, "K", batched(*s.k, 3), "K: the keys, given directly, one row per key token" + key_rows,
-                 "(B, Lk, d_model)");
-    write_tensor(out, "V", batched(*s.v, 3), "V: the values, given directly, one row per key token" + key_rows,
-                 "(B, Lk, d_model)");
+    const std::string kv_axes = s.config.kv_heads() == s.config.num_heads ? "(B, Lk, d_model)" : "(B, Lk, h_kv*d_k)";
+    write_tensor(out, "K", batched(*s.k, 3), "K: the keys, given directly, one row per key token" + key_rows, kv_axes);
+    write_tensor(out, "V", batched(*s.v, 3), "V: the values, given directly, one row per key token" + key_rows, kv_axes);
   } else if (cross) {
     write_tensor(out, "x_q", batched(*s.x, 3), "x_q: the embeddings the queries come from" + query_rows,
                  "(B, Lq, d_model)");
@@ -279,21 +200,30 @@ void write_inputs(std::ostringstream& out, const Session& s) {
   out << "\n# Weights in nn.Linear layout (out, in): Attention Lab's math layout (in, out)\n"
          "# transposed, so x @ W.T + b here is x @ W + b there. A PyTorch state_dict drops in.\n";
   const bool bias = s.config.bias;
+  const bool grouped = s.config.kv_heads() != s.config.num_heads;
   if (s.config.mode == InputMode::Projection) {
     if (w.fused()) {
-      write_tensor(out, "W_qkv", transposed(*w.w_qkv),
-                   "W_qkv: W_q, W_k, W_v stacked, exactly nn.MultiheadAttention's in_proj_weight",
-                   "(3*d_model, d_model)");
-      if (bias && w.b_qkv) write_tensor(out, "b_qkv", *w.b_qkv, "b_qkv: b_q, b_k, b_v stacked (in_proj_bias)", "(3*d_model,)");
+      if (!grouped) {
+        write_tensor(out, "W_qkv", transposed(*w.w_qkv),
+                     "W_qkv: W_q, W_k, W_v stacked, exactly nn.MultiheadAttention's in_proj_weight",
+                     "(3*d_model, d_model)");
+        if (bias && w.b_qkv) write_tensor(out, "b_qkv", *w.b_qkv, "b_qkv: b_q, b_k, b_v stacked (in_proj_bias)", "(3*d_model,)");
+      } else {
+        write_tensor(out, "W_qkv", transposed(*w.w_qkv),
+                     "W_qkv: W_q (d_model rows), W_k and W_v (h_kv*d_k rows each) stacked",
+                     "(d_model + 2*h_kv*d_k, d_model)");
+        if (bias && w.b_qkv) write_tensor(out, "b_qkv", *w.b_qkv, "b_qkv: b_q, b_k, b_v stacked", "(d_model + 2*h_kv*d_k,)");
+      }
     } else {
       const std::pair<const char*, const TensorPtr*> projections[] = {
           {"q", &w.w_q}, {"k", &w.w_k}, {"v", &w.w_v}};
       const TensorPtr* biases[] = {&w.b_q, &w.b_k, &w.b_v};
       for (int i = 0; i < 3; ++i) {
         const std::string p = projections[i].first;
+        const std::string width = i == 0 || !grouped ? "d_model" : "h_kv*d_k";
         write_tensor(out, "W_" + p, transposed(**projections[i].second), "W_" + p + ": the " + p + " projection",
-                     "(d_model out, d_model in)");
-        if (bias && *biases[i]) write_tensor(out, "b_" + p, **biases[i], "b_" + p, "(d_model,)");
+                     "(" + width + " out, d_model in)");
+        if (bias && *biases[i]) write_tensor(out, "b_" + p, **biases[i], "b_" + p, "(" + width + ",)");
       }
     }
   }
@@ -305,6 +235,72 @@ void write_inputs(std::ostringstream& out, const Session& s) {
   out << "\n";
 }
 
+// Sections 3 and 4: heads, RoPE, the K/V heads each query head reads, the scores.
+void write_heads(std::ostringstream& out, const Session& s) {
+  const PositionalSpec& p = s.config.positional;
+  const bool grouped = s.config.kv_heads() != s.config.num_heads;
+  out << "# ---------------------------------------------------------------------------\n"
+         "# 3. Split into heads: the columns are groups of d_k columns, one group per head;\n"
+         "#    each head attends on its own group.\n"
+         "# ---------------------------------------------------------------------------\n"
+         "def split_heads(t, n):\n"
+         "    \"\"\"(B, L, n*d_k) -> view as (B, L, n, d_k) -> transpose to (B, n, L, d_k).\"\"\"\n"
+         "    return t.view(t.shape[0], t.shape[1], n, d_k).transpose(1, 2)\n\n\n"
+         "q = split_heads(Q, h)  # (B, h, Lq, d_k)\n"
+         "k = split_heads(K, h_kv)  # (B, h_kv, Lk, d_k)\n"
+         "v = split_heads(V, h_kv)  # (B, h_kv, Lk, d_k)\n";
+  std::string q = "q", k = "k";
+  if (p.type == PositionalType::Rope) {
+    const bool half = p.rope_style == RopeStyle::Half;
+    out << "\n# RoPE (Su et al.): each pair of dimensions of q and k is turned by an angle\n"
+           "# position * base^(-2i/d_k), so q_i . k_j depends only on i - j. V is not turned.\n"
+        << (half ? "# Pairs (i, i + d_k/2), as HF Llama's rotate_half.\n"
+                 : "# Pairs (2i, 2i+1), interleaved, as GPT-J and RoFormer.\n")
+        << "rope_base = " << python_double(p.rope_base) << "\n"
+        << "def rope(t):\n"
+           "    length = t.shape[-2]\n"
+           "    inv_freq = 1.0 / (rope_base ** (torch.arange(0, d_k, 2, dtype=torch.float64) / d_k))\n"
+           "    angle = torch.outer(torch.arange(length, dtype=torch.float64), inv_freq)  # (L, d_k/2)\n";
+    if (half)
+      out << "    angle = torch.cat((angle, angle), dim=-1)  # (L, d_k)\n"
+             "    turned = torch.cat((-t[..., d_k // 2:], t[..., : d_k // 2]), dim=-1)  # rotate_half\n";
+    else
+      out << "    angle = angle.repeat_interleave(2, dim=-1)  # (L, d_k)\n"
+             "    turned = torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)\n";
+    out << "    return t * angle.cos().float() + turned * angle.sin().float()\n\n\n"
+           "q_rot, k_rot = rope(q), rope(k)  # (B, h, Lq, d_k), (B, h_kv, Lk, d_k)\n"
+           "extra_stages.update(q_rot=q_rot, k_rot=k_rot)\n";
+    q = "q_rot";
+    k = "k_rot";
+  }
+  if (grouped)
+    out << "\n# Grouped-query attention: query head n reads K/V head n // (h // h_kv), as HF's repeat_kv.\n";
+  out << "k_read = " << k << ".repeat_interleave(h // h_kv, dim=1)  # (B, h, Lk, d_k)\n"
+      << "v_read = v.repeat_interleave(h // h_kv, dim=1)  # (B, h, Lk, d_k)\n\n"
+      << "# 4. Scores: the dot product of every query with every key, per head.\n"
+      << "scores = " << q << " @ k_read.transpose(-2, -1)  # (B, h, Lq, d_k) @ (B, h, d_k, Lk) -> (B, h, Lq, Lk)\n\n";
+}
+
+// ALiBi: a linear penalty on distance, one slope per head (Press et al.).
+void write_alibi(std::ostringstream& out, const Session& s) {
+  if (s.config.positional.type != PositionalType::Alibi) return;
+  out << "# 5b. ALiBi (Press et al.): no position in x, q or k; instead each head h subtracts\n"
+         "#     m_h * |i - j| from the scores, a penalty growing with distance. Different slopes\n"
+         "#     give heads different ranges. Slopes as the paper's get_slopes.\n"
+         "def alibi_slopes(n):\n"
+         "    def power_of_2(n):\n"
+         "        start = 2 ** (-8 / n)\n"
+         "        return [start ** (k + 1) for k in range(n)]\n"
+         "    if math.log2(n).is_integer():\n"
+         "        return power_of_2(n)\n"
+         "    c = 2 ** math.floor(math.log2(n))\n"
+         "    return power_of_2(c) + alibi_slopes(2 * c)[0::2][: n - c]\n\n\n"
+         "slopes = torch.tensor(alibi_slopes(h), dtype=torch.float64)[:, None, None]  # (h, 1, 1)\n"
+         "distance = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs()  # (Lq, Lk)\n"
+         "biased = scaled + (-slopes * distance).float()  # (B, h, Lq, Lk)\n"
+         "extra_stages[\"biased\"] = biased\n\n";
+}
+
 void write_mask(std::ostringstream& out, const Session& s) {
   const MaskSpec& m = s.config.mask;
   const double fill = s.config.mask_fill;
@@ -312,9 +308,10 @@ void write_mask(std::ostringstream& out, const Session& s) {
          "# 6. Mask: 1 = this query may attend to this key, 0 = it may not. Masked scores\n"
          "#    are replaced by the fill value before the softmax.\n"
          "# ---------------------------------------------------------------------------\n";
-  if (!m.causal && !m.key_padding && !m.custom) {
+  const std::string before = s.config.positional.type == PositionalType::Alibi ? "biased" : "scaled";
+  if (!m.causal && !m.key_padding && !m.custom && m.window == 0) {
     out << "mask = None  # this session masks nothing\n"
-        << "masked = scaled  # (B, h, Lq, Lk)\n\n";
+        << "masked = " << before << "  # (B, h, Lq, Lk)\n\n";
     return;
   }
   out << "mask = torch.ones(B, Lq, Lk)  # (B, Lq, Lk): start with everything allowed\n";
@@ -330,6 +327,22 @@ void write_mask(std::ostringstream& out, const Session& s) {
     write_tensor(out, "custom_mask", *m.custom, "A custom mask, cell by cell",
                  m.custom->rank() == 3 ? "(B, Lq, Lk)" : "(Lq, Lk)", true);
     out << "mask = mask * custom_mask  # broadcasts to (B, Lq, Lk)\n";
+  }
+  if (m.window > 0) {
+    out << "# Sliding window of w = " << m.window << " keys: query i sees key j only when |i - j| < w";
+    out << (m.causal ? "; with causal,\n# i - w < j <= i: the w most recent keys including itself (Mistral's convention).\n" : ".\n");
+    out << "i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]\n"
+        << "window = ((i - j).abs() < " << m.window << ").float()  # (Lq, Lk)\n";
+    if (!m.global_tokens.empty()) {
+      out << "# Global tokens (Longformer): a global query sees every key, every query sees a global key.\n"
+          << "global_tokens = torch.tensor([";
+      for (size_t g = 0; g < m.global_tokens.size(); ++g) out << (g ? ", " : "") << m.global_tokens[g];
+      out << "])\n"
+          << "is_global = torch.zeros(Lq, dtype=torch.bool)\n"
+          << "is_global[global_tokens] = True\n"
+          << "window = torch.maximum(window, (is_global[:, None] | is_global[None, :]).float())\n";
+    }
+    out << "mask = mask * window\n";
   }
   out << "# The convention here is SDPA's boolean attn_mask (1 = attend); nn.MultiheadAttention's\n"
          "# key_padding_mask and boolean attn_mask use the opposite (True = do not attend).\n";
@@ -353,7 +366,7 @@ void write_mask(std::ostringstream& out, const Session& s) {
   }
   out << "fill = " << python_double(fill) << "\n"
       << "# mask[:, None] is (B, 1, Lq, Lk): one mask shared by all heads.\n"
-      << "masked = scaled.masked_fill(mask[:, None] == 0, fill)  # (B, h, Lq, Lk)\n\n";
+      << "masked = " << before << ".masked_fill(mask[:, None] == 0, fill)  # (B, h, Lq, Lk)\n\n";
 }
 
 void write_dropout(std::ostringstream& out, const Session& s, const Dims& dims) {
@@ -409,7 +422,9 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
       << "                                  shapes as `attention-lab trace --json`\n\n"
       << "Sizes: B = " << dims.batch << " (batch), Lq = " << dims.len_q << " queries, Lk = " << dims.len_kv
       << " keys, d_model = " << dims.d_model << ",\n"
-      << "       h = " << dims.heads << " heads of d_k = d_model / h = " << dims.d_k << " dimensions.\n\"\"\"\n"
+      << "       h = " << dims.heads << " heads of d_k = d_model / h = " << dims.d_k << " dimensions"
+      << (c.kv_heads() != c.num_heads ? ", sharing h_kv = " + std::to_string(c.kv_heads()) + " key/value heads" : "")
+      << ".\n\"\"\"\n"
       << kPreamble;
 
   out << "# ---------------------------------------------------------------------------\n"
@@ -417,7 +432,11 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
          "# ---------------------------------------------------------------------------\n"
       << "B, Lq, Lk, d_model, h = " << dims.batch << ", " << dims.len_q << ", " << dims.len_kv << ", "
       << dims.d_model << ", " << dims.heads << "\n"
-      << "d_k = d_model // h  # each head works in its own d_k-dimensional slice\n";
+      << "d_k = d_model // h  # each head works in its own d_k-dimensional slice\n"
+      << "h_kv = " << c.kv_heads()
+      << (c.kv_heads() != c.num_heads ? "  # key/value heads: each is shared by h // h_kv query heads (grouped-query attention)\n"
+                                      : "  # one key/value head per query head (plain multi-head attention)\n")
+      << "extra_stages = {}  # the stages only some sessions have, by the names `attention-lab trace` uses\n";
   auto write_tokens = [&](const char* name, const std::vector<std::string>& tokens) {
     if (tokens.empty()) return;
     out << name << " = [";
@@ -435,19 +454,7 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
     out << "# 2. Direct mode: Q, K and V were given above, so there is no projection.\n\n";
   }
 
-  out << "# ---------------------------------------------------------------------------\n"
-         "# 3. Split into heads: the d_model columns are h groups of d_k columns; each\n"
-         "#    head attends on its own group.\n"
-         "# ---------------------------------------------------------------------------\n"
-         "def split_heads(t):\n"
-         "    \"\"\"(B, L, d_model) -> view as (B, L, h, d_k) -> transpose to (B, h, L, d_k).\"\"\"\n"
-         "    return t.view(t.shape[0], t.shape[1], h, d_k).transpose(1, 2)\n\n\n"
-         "q = split_heads(Q)  # (B, h, Lq, d_k)\n"
-         "k = split_heads(K)  # (B, h, Lk, d_k)\n"
-         "v = split_heads(V)  # (B, h, Lk, d_k)\n\n"
-         "# 4. Scores: the dot product of every query with every key, per head.\n"
-         "scores = q @ k.transpose(-2, -1)  # (B, h, Lq, d_k) @ (B, h, d_k, Lk) -> (B, h, Lq, Lk)\n\n";
-
+  write_heads(out, s);
   out << "# 5. Scaling. ";
   switch (c.scale.mode) {
     case ScaleMode::SqrtDk:
@@ -467,6 +474,7 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
       break;
   }
   out << "scaled = scores * scale  # (B, h, Lq, Lk)\n\n";
+  write_alibi(out, s);
 
   write_mask(out, s);
 
@@ -481,7 +489,7 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
                 "#    (their rows no longer sum to 1, so it is not an average).\n"
               : "# 9. Context: each query's weighted average of the value vectors.\n")
       << 
-         "context = dropped @ v  # (B, h, Lq, Lk) @ (B, h, Lk, d_k) -> (B, h, Lq, d_k)\n\n"
+         "context = dropped @ v_read  # (B, h, Lq, Lk) @ (B, h, Lk, d_k) -> (B, h, Lq, d_k)\n\n"
          "# 10. Concatenate the heads: back to (B, Lq, h, d_k), then the heads side by side.\n"
          "concat = context.transpose(1, 2).reshape(B, Lq, d_model)  # (B, Lq, d_model)\n\n";
   if (s.weights.w_o) {

@@ -70,6 +70,7 @@ class SessionReader {
   std::uint64_t get_uint64(const json& j, const std::string& path) const;
 
   Config read_config(const json& j, bool& bias_given);
+  PositionalSpec read_positional(const json& j) const;
   std::vector<std::string> read_tokens(const json& j, const std::string& path) const;
   Tensor read_matrix(const json& j, const std::string& path) const;
   Tensor read_nested(const json& j, const std::string& path) const;

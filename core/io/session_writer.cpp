@@ -64,6 +64,19 @@ std::string session_to_json(const Session& s) {
   out += "    \"attention\": \"" + std::string(c.attention == AttentionKind::Cross ? "cross" : "self") + "\",\n";
   out += "    \"d_model\": " + std::to_string(c.d_model) + ",\n";
   out += "    \"num_heads\": " + std::to_string(c.num_heads) + ",\n";
+  // The new keys only when they change something, so older sessions save as they were.
+  if (c.num_kv_heads > 0 && c.num_kv_heads != c.num_heads)
+    out += "    \"num_kv_heads\": " + std::to_string(c.num_kv_heads) + ",\n";
+  if (c.positional.type != PositionalType::None) {
+    static const char* types[] = {"none", "sinusoidal", "rope", "alibi"};
+    out += "    \"positional\": {\"type\": \"" + std::string(types[static_cast<int>(c.positional.type)]) + "\"";
+    if (c.positional.type == PositionalType::Rope) {
+      out += ", \"rope_style\": \"" + std::string(c.positional.rope_style == RopeStyle::Half ? "half" : "interleaved") +
+             "\", \"rope_base\": ";
+      append_double(out, c.positional.rope_base);
+    }
+    out += "},\n";
+  }
   out += "    \"bias\": " + std::string(c.bias ? "true" : "false") + ",\n";
   out += "    \"scale\": ";
   if (c.scale.mode == ScaleMode::SqrtDk) out += "\"sqrt_dk\"";
@@ -81,6 +94,13 @@ std::string session_to_json(const Session& s) {
   if (c.mask.custom) {
     out += ", ";
     matrix("custom", c.mask.custom, 3);
+  }
+  if (c.mask.window > 0) out += ", \"window\": " + std::to_string(c.mask.window);
+  if (!c.mask.global_tokens.empty()) {
+    out += ", \"global_tokens\": [";
+    for (size_t i = 0; i < c.mask.global_tokens.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(c.mask.global_tokens[i]);
+    out += "]";
   }
   out += "},\n    \"mask_fill\": ";
   if (std::isfinite(c.mask_fill)) append_double(out, c.mask_fill);

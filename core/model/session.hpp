@@ -25,6 +25,26 @@ struct MaskSpec {
   bool causal = false;
   TensorPtr key_padding;  // (B, Lk) of 1/0, or null
   TensorPtr custom;       // (Lq, Lk) or (B, Lq, Lk) of 1/0, or null
+  // Sliding window: query i sees key j only when |i − j| < window (with causal:
+  // i − window < j ≤ i, the window most recent keys including itself). 0 = none.
+  Index window = 0;
+  // Longformer's global tokens: a global query sees every key and every query
+  // sees a global key, whatever the window says (causal, padding, custom still apply).
+  std::vector<Index> global_tokens;
+};
+
+enum class PositionalType { None, Sinusoidal, Rope, Alibi };
+enum class RopeStyle { Half, Interleaved };
+
+// How positions enter attention (see attention.hpp for the formulas).
+struct PositionalSpec {
+  PositionalType type = PositionalType::None;
+  RopeStyle rope_style = RopeStyle::Half;  // half: HF Llama's rotate_half; interleaved: GPT-J/RoFormer
+  double rope_base = 10000.0;
+  bool operator==(const PositionalSpec& o) const {
+    return type == o.type && rope_style == o.rope_style && rope_base == o.rope_base;
+  }
+  bool operator!=(const PositionalSpec& o) const { return !(*this == o); }
 };
 
 struct DropoutSpec {
@@ -41,18 +61,26 @@ struct Config {
   AttentionKind attention = AttentionKind::Self;
   Index d_model = 8;
   Index num_heads = 2;
+  // K/V heads (grouped-query attention); 0 means num_heads. Query head h uses
+  // K/V head h ÷ (num_heads / num_kv_heads), as HF's repeat_kv.
+  Index num_kv_heads = 0;
+  PositionalSpec positional;
   bool bias = true;
   ScaleSpec scale;
   MaskSpec mask;
   double mask_fill = -std::numeric_limits<double>::infinity();
   DropoutSpec dropout;
+
+  Index kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
+  Index kv_width() const { return num_heads > 0 ? kv_heads() * (d_model / num_heads) : d_model; }  // H_kv · d_k
 };
 
 // Weights, always held in "math" layout (in x out, y = x·W + b); the loader
 // transposes "torch" layout (out x in) on the way in. Biases are (out).
 struct Weights {
-  TensorPtr w_q, b_q, w_k, b_k, w_v, b_v;  // (d_model, d_model), (d_model)
-  TensorPtr w_qkv, b_qkv;                  // fused: (d_model, 3*d_model), Q then K then V
+  // w_q (d_model, d_model), b_q (d_model); w_k, w_v (d_model, H_kv·d_k), b_k, b_v (H_kv·d_k)
+  TensorPtr w_q, b_q, w_k, b_k, w_v, b_v;
+  TensorPtr w_qkv, b_qkv;  // fused: (d_model, d_model + 2·H_kv·d_k), Q then K then V
   TensorPtr w_o, b_o;                      // (d_model, d_model); optional in direct mode
   bool fused() const { return w_qkv != nullptr; }
 };
@@ -64,7 +92,7 @@ struct Session {
   // Projection mode: x (self) or x_q + x_kv (cross), each (B, L, d_model).
   TensorPtr x;      // queries' input; also keys'/values' input in self attention
   TensorPtr x_kv;   // keys'/values' input in cross attention
-  // Direct mode: (B, Lq, d_model), (B, Lk, d_model), (B, Lk, d_model).
+  // Direct mode: (B, Lq, d_model), (B, Lk, H_kv·d_k), (B, Lk, H_kv·d_k).
   TensorPtr q, k, v;
   Weights weights;
 

@@ -18,6 +18,11 @@ const char* stage_name(Stage s) {
     case Stage::Context: return "context";
     case Stage::Concat: return "concat";
     case Stage::Output: return "output";
+    case Stage::XPos: return "x_pos";
+    case Stage::XKvPos: return "x_kv_pos";
+    case Stage::QRot: return "q_rot";
+    case Stage::KRot: return "k_rot";
+    case Stage::Biased: return "biased";
   }
   return "?";
 }

@@ -11,30 +11,43 @@
 
 namespace al {
 
+// Enumerator values are stable indices (arrays of stages are indexed by them);
+// kAllStages lists them in the order the computation produces them.
 enum class Stage {
   Q,        // (B, h, Lq, d_k)
-  K,        // (B, h, Lk, d_k)
-  V,        // (B, h, Lk, d_k)
-  Scores,   // (B, h, Lq, Lk)  Q·Kᵀ
+  K,        // (B, h_kv, Lk, d_k)
+  V,        // (B, h_kv, Lk, d_k)
+  Scores,   // (B, h, Lq, Lk)  Q·Kᵀ (rotated Q and K with RoPE); query head h reads K/V head h ÷ (h / h_kv)
   Scaled,   // (B, h, Lq, Lk)  scores · scale
-  Masked,   // (B, h, Lq, Lk)  scaled, with masked cells set to the fill value
+  Masked,   // (B, h, Lq, Lk)  biased (or scaled), with masked cells set to the fill value
   Weights,  // (B, h, Lq, Lk)  softmax over the last axis
   Dropped,  // (B, h, Lq, Lk)  dropout(weights)
   Context,  // (B, h, Lq, d_k) dropped · V
   Concat,   // (B, Lq, d_model) heads side by side
   Output,   // (B, Lq, d_model) concat · W_O + b_O (== concat without W_O)
+  // Present only when their option is on (Trace::has):
+  XPos,     // (B, Lq, d_model) x + sinusoidal positions (positional.type = sinusoidal)
+  XKvPos,   // (B, Lk, d_model) x_kv + sinusoidal positions (cross attention)
+  QRot,     // (B, h, Lq, d_k)  Q rotated by position (RoPE)
+  KRot,     // (B, h_kv, Lk, d_k) K rotated by position (RoPE)
+  Biased,   // (B, h, Lq, Lk)  scaled − m_h·|i − j| (ALiBi)
 };
-constexpr int kStageCount = 11;
+constexpr int kStageCount = 16;
 constexpr std::array<Stage, kStageCount> kAllStages = {
-    Stage::Q,       Stage::K,       Stage::V,       Stage::Scores,
-    Stage::Scaled,  Stage::Masked,  Stage::Weights, Stage::Dropped,
-    Stage::Context, Stage::Concat,  Stage::Output};
+    Stage::XPos,    Stage::XKvPos,  Stage::Q,      Stage::K,       Stage::V,       Stage::QRot,
+    Stage::KRot,    Stage::Scores,  Stage::Scaled, Stage::Biased,  Stage::Masked,  Stage::Weights,
+    Stage::Dropped, Stage::Context, Stage::Concat, Stage::Output};
+// The stages every trace has.
+constexpr bool always_present(Stage s) { return static_cast<int>(s) <= static_cast<int>(Stage::Output); }
 
 const char* stage_name(Stage s);                        // "q", "scores", ...
 std::optional<Stage> stage_from_name(const std::string& name);
 
 struct Dims {
   Index batch = 0, heads = 0, len_q = 0, len_kv = 0, d_model = 0, d_k = 0;
+  Index kv_heads = 0;  // K/V heads: heads for multi-head, fewer for grouped-query attention
+  Index group() const { return kv_heads > 0 ? heads / kv_heads : 1; }  // query heads per K/V head
+  Index kv_head(Index head) const { return head / group(); }
 };
 
 // What the views of one per-head stage derive from it, computed together with
@@ -60,7 +73,8 @@ struct Trace {
   Dims dims;
   double scale = 1.0;   // the factor actually applied to QKᵀ
   double mask_fill = 0;
-  std::array<TensorPtr, kStageCount> stages;
+  std::array<TensorPtr, kStageCount> stages;  // null for a stage whose option is off
+  std::vector<double> alibi_slopes;            // (h) m_h when positional is ALiBi, else empty
 
   TensorPtr mask;           // (B, Lq, Lk) of 1/0: the combined mask (null if none)
   TensorPtr row_max;        // (B, h, Lq) max subtracted by the stable softmax
@@ -69,12 +83,18 @@ struct Trace {
   TraceChecks checks;
   Index memory_bytes = 0;   // bytes held by this trace's distinct tensors
   double compute_ms = 0;    // wall time of the computation
-  // Per stage, for the per-head stages (Q ... Context) when summarized; stages
+  // Per stage, for the per-head stages (all but x_pos, x_kv_pos, concat, output) when summarized; stages
   // that share a tensor share its summary. Null otherwise. Not in memory_bytes
   // (B·R·C floats per distinct stage: 1/h of it).
   std::array<std::shared_ptr<const StageSummary>, kStageCount> summaries;
 
+  bool has(Stage s) const { return stages[static_cast<int>(s)] != nullptr; }
   const Tensor& stage(Stage s) const { return *stages[static_cast<int>(s)]; }
+  // The stage scores read for Q and K: the rotated ones with RoPE.
+  Stage scored_q() const { return has(Stage::QRot) ? Stage::QRot : Stage::Q; }
+  Stage scored_k() const { return has(Stage::KRot) ? Stage::KRot : Stage::K; }
+  // The stage the mask is applied to: biased with ALiBi, else scaled.
+  Stage before_mask() const { return has(Stage::Biased) ? Stage::Biased : Stage::Scaled; }
   TensorPtr stage_ptr(Stage s) const { return stages[static_cast<int>(s)]; }
   const StageSummary* summary(Stage s) const { return summaries[static_cast<int>(s)].get(); }
   bool any_fully_masked() const;

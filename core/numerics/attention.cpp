@@ -9,6 +9,7 @@
 
 #include "numerics/attention_kernels.hpp"
 #include "numerics/attention_plan.hpp"
+#include "numerics/positions.hpp"
 
 namespace al {
 
@@ -46,20 +47,44 @@ struct Reuse {
   bool operator[](Stage s) const { return stage[static_cast<int>(s)]; }
 };
 
+constexpr std::array<Stage, 3> kProjected = {Stage::Q, Stage::K, Stage::V};  // indexed by kQ, kK, kV
+
+// Which stages a trace of `plan` holds (the others are null).
+std::array<bool, kStageCount> present_stages(const Plan& plan) {
+  std::array<bool, kStageCount> present{};
+  for (Stage s : kAllStages) present[static_cast<int>(s)] = always_present(s);
+  auto set = [&](Stage s, bool v) { present[static_cast<int>(s)] = v; };
+  set(Stage::XPos, plan.sinusoidal());
+  set(Stage::XKvPos, plan.sinusoidal() && plan.qkv[detail::kK].input != plan.qkv[detail::kQ].input);
+  set(Stage::QRot, plan.rope());
+  set(Stage::KRot, plan.rope());
+  set(Stage::Biased, plan.alibi());
+  return present;
+}
+
 Reuse decide_reuse(const Plan& now, const Plan* before) {
   Reuse r;
   if (!before || !detail::same_dims(now.dims, before->dims)) return r;
   auto set = [&](Stage s, bool v) { r.stage[static_cast<int>(s)] = v; };
-  for (int i = 0; i < 3; ++i) set(kAllStages[i], now.qkv[i] == before->qkv[i]);
+  const bool same_positions_added = now.sinusoidal() == before->sinusoidal();
+  const bool same_rotation = now.rope() == before->rope() && (!now.rope() || now.positional == before->positional);
+  set(Stage::XPos, now.sinusoidal() && before->sinusoidal() && now.qkv[0].input == before->qkv[0].input);
+  set(Stage::XKvPos, now.sinusoidal() && before->sinusoidal() && now.qkv[1].input == before->qkv[1].input);
+  for (int i = 0; i < 3; ++i) set(kProjected[i], same_positions_added && now.qkv[i] == before->qkv[i]);
+  set(Stage::QRot, now.rope() && same_rotation && r[Stage::Q]);
+  set(Stage::KRot, now.rope() && same_rotation && r[Stage::K]);
   r.mask = now.has_mask() && before->has_mask() && now.causal == before->causal &&
-           now.key_padding == before->key_padding && now.custom == before->custom;
+           now.key_padding == before->key_padding && now.custom == before->custom && now.window == before->window &&
+           now.global_query == before->global_query;
   const bool same_masking = now.has_mask() ? r.mask && now.mask_fill == before->mask_fill : !before->has_mask();
   const bool same_dropout = now.dropout_active == before->dropout_active &&
                             (!now.dropout_active ||
                              (now.dropout_p == before->dropout_p && now.dropout_seed == before->dropout_seed));
-  set(Stage::Scores, r[Stage::Q] && r[Stage::K]);
+  set(Stage::Scores, same_rotation && r[Stage::Q] && r[Stage::K]);
   set(Stage::Scaled, r[Stage::Scores] && now.scale == before->scale);
-  set(Stage::Masked, r[Stage::Scaled] && same_masking);
+  set(Stage::Biased, now.alibi() && before->alibi() && r[Stage::Scaled]);
+  const bool before_mask_reused = now.alibi() == before->alibi() && (now.alibi() ? r[Stage::Biased] : r[Stage::Scaled]);
+  set(Stage::Masked, before_mask_reused && same_masking);
   set(Stage::Weights, r[Stage::Masked]);
   set(Stage::Dropped, r[Stage::Weights] && same_dropout);
   set(Stage::Context, r[Stage::Dropped] && r[Stage::V]);
@@ -178,29 +203,38 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   // failure leaves nothing half done. Reused stages come from `previous`;
   // shared ones point at the (earlier) stage they equal.
   const std::vector<Index> per_head_q = {d.batch, d.heads, d.len_q, d.d_k};
-  const std::vector<Index> per_head_kv = {d.batch, d.heads, d.len_kv, d.d_k};
+  const std::vector<Index> per_head_kv = {d.batch, d.kv_heads, d.len_kv, d.d_k};
   const std::vector<Index> square = {d.batch, d.heads, d.len_q, d.len_kv};
   const std::vector<Index> model = {d.batch, d.len_q, d.d_model};
+  const std::vector<Index> model_kv = {d.batch, d.len_kv, d.d_model};
+  // Indexed by Stage: Q K V Scores Scaled Masked Weights Dropped Context Concat Output XPos XKvPos QRot KRot Biased
   const std::array<std::vector<Index>, kStageCount> shapes = {
-      per_head_q, per_head_kv, per_head_kv, square, square, square, square, square, per_head_q, model, model};
+      per_head_q, per_head_kv, per_head_kv, square, square, square,      square,     square,
+      per_head_q, model,       model,       model,  model_kv, per_head_q, per_head_kv, square};
+  const std::array<bool, kStageCount> present = present_stages(plan);
   std::array<std::optional<Stage>, kStageCount> equal_to;
   auto share = [&](Stage s, bool shared, Stage earlier) {
     if (shared) equal_to[static_cast<int>(s)] = earlier;
   };
   share(Stage::Scaled, plan.scaled_is_scores(), Stage::Scores);
-  share(Stage::Masked, plan.masked_is_scaled(), Stage::Scaled);
+  share(Stage::Masked, plan.masked_is_scaled(), plan.alibi() ? Stage::Biased : Stage::Scaled);
   share(Stage::Dropped, plan.dropped_is_weights(), Stage::Weights);
   share(Stage::Output, plan.output_is_concat(), Stage::Concat);
 
   std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
   std::vector<int> to_allocate;
   for (int i = 0; i < kStageCount; ++i)
-    if (!reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
+    if (present[i] && !reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
   allocate_together(to_allocate, shapes, fresh);
-  for (int i = 0; i < kStageCount; ++i)
+  // In computation order, so a shared stage finds the (earlier) stage it equals.
+  for (Stage s : kAllStages) {
+    const int i = static_cast<int>(s);
+    if (!present[i]) continue;
     trace->stages[i] = reuse.stage[i] ? previous->stages[i]
                        : equal_to[i]  ? trace->stages[static_cast<int>(*equal_to[i])]
                                       : TensorPtr(fresh[i]);
+  }
+  trace->alibi_slopes = plan.alibi_slopes;
 
   std::shared_ptr<Tensor> row_max, row_sum;
   if (reuse[Stage::Weights]) {
@@ -224,32 +258,49 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   }
 
   auto out = [&](Stage s) { return fresh[static_cast<int>(s)].get(); };
-  auto in = [&](Stage s) { return trace->stage(s).data.data(); };
+  auto in = [&](Stage s) { return trace->has(s) ? trace->stage(s).data.data() : nullptr; };
 
   progress(0.0f);
+  // Sinusoidal positions: the projections read x + PE (and x_kv + PE) instead of x.
+  Plan projected = plan;
+  if (plan.sinusoidal()) {
+    if (out(Stage::XPos)) add_sinusoidal_positions(*plan.qkv[detail::kQ].input, *out(Stage::XPos));
+    if (out(Stage::XKvPos)) add_sinusoidal_positions(*plan.qkv[detail::kK].input, *out(Stage::XKvPos));
+    const TensorPtr kv_input = trace->has(Stage::XKvPos) ? trace->stage_ptr(Stage::XKvPos) : trace->stage_ptr(Stage::XPos);
+    projected.qkv[detail::kQ].input = trace->stage_ptr(Stage::XPos);
+    projected.qkv[detail::kK].input = projected.qkv[detail::kV].input = kv_input;
+  }
   // Each pass also reports from the calling thread when it ends, so a progress
   // callback runs at every stage boundary whatever the threads did.
   // A new input with the old weights (an edit of X): its unchanged rows keep their projections.
   std::array<detail::PreviousProjection, 3> previous_rows;
-  const bool same_sizes = before && detail::same_dims(plan.dims, before->dims);
+  const bool same_sizes = before && detail::same_dims(plan.dims, before->dims) &&
+                          plan.sinusoidal() == before->sinusoidal();
   for (int i = 0; i < 3 && same_sizes; ++i) {
     const detail::ProjectionSource &now = plan.qkv[i], &then = before->qkv[i];
+    // What the previous projection read: x, or x + PE.
+    const Tensor* then_input = !plan.sinusoidal()                           ? then.input.get()
+                               : i != detail::kQ && previous->has(Stage::XKvPos) ? &previous->stage(Stage::XKvPos)
+                                                                             : &previous->stage(Stage::XPos);
     if (!reuse.stage[i] && now.weight && now.weight == then.weight && now.bias == then.bias &&
-        now.column == then.column && then.input && then.input->data.size() == now.input->data.size())
-      previous_rows[i] = {then.input.get(), &previous->stage(kAllStages[i])};
+        now.column == then.column && then_input && then_input->data.size() == projected.qkv[i].input->data.size())
+      previous_rows[i] = {then_input, &previous->stage(kProjected[i])};
   }
-  detail::project_heads(plan, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress, previous_rows);
+  detail::project_heads(projected, {out(Stage::Q), out(Stage::K), out(Stage::V)}, progress, previous_rows);
+  if (out(Stage::QRot)) rotate_by_position(trace->stage(Stage::Q), plan.positional, *out(Stage::QRot));
+  if (out(Stage::KRot)) rotate_by_position(trace->stage(Stage::K), plan.positional, *out(Stage::KRot));
   progress(0.2f);
   if (progress.cancelled()) return cancelled();
 
   detail::HeadPass pass;
-  pass.q = &trace->stage(Stage::Q);
-  pass.k = &trace->stage(Stage::K);
+  pass.q = &trace->stage(trace->scored_q());
+  pass.k = &trace->stage(trace->scored_k());
   pass.v = &trace->stage(Stage::V);
   pass.mask = trace->mask ? trace->mask->data.data() : nullptr;
-  const std::array<std::pair<detail::StageBuffers*, Stage>, 5> square_stages = {{
+  const std::array<std::pair<detail::StageBuffers*, Stage>, 6> square_stages = {{
       {&pass.scores, Stage::Scores},
       {&pass.scaled, Stage::Scaled},
+      {&pass.biased, trace->before_mask()},
       {&pass.masked, Stage::Masked},
       {&pass.weights, Stage::Weights},
       {&pass.dropped, Stage::Dropped},
@@ -258,6 +309,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
     buffers->in = in(s);
     buffers->out = out(s) ? out(s)->data.data() : nullptr;
   }
+  if (!plan.alibi()) pass.biased.out = nullptr;  // biased is scaled itself, written by the scaled pass
   pass.row_max = row_max ? row_max->data.data() : nullptr;
   pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
   pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
@@ -273,7 +325,8 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
     // Stages in order, so a shared stage finds the summary of the one it equals.
     for (Stage s : kAllStages) {
       const int i = static_cast<int>(s);
-      if (s == Stage::Concat || s == Stage::Output) continue;  // not per head
+      if (s == Stage::Concat || s == Stage::Output || s == Stage::XPos || s == Stage::XKvPos || !trace->has(s))
+        continue;  // not per head, or not in this trace
       if (reuse.stage[i] && previous->summaries[i]) {
         trace->summaries[i] = previous->summaries[i];
       } else if (equal_to[i]) {

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "numerics/kernel_dispatch.hpp"
+#include "numerics/positions.hpp"
 
 namespace al::detail {
 
@@ -45,15 +46,16 @@ void for_each_task(Index count, bool parallel, const Progress& progress, float f
   }
 }
 
-// One GEMM (or, in direct mode, one copy) whose column blocks of d_model go to
-// consecutive targets among Q, K, V.
+// One GEMM (or, in direct mode, one copy) whose column blocks go to consecutive
+// targets among Q, K, V: d_model columns for Q, H_kv·d_k for K and V.
 struct ProjectionJob {
   const Tensor* input = nullptr;   // (B, L, d_model)
   const Tensor* weight = nullptr;  // (d_model, n), null in direct mode
   const Tensor* bias = nullptr;    // (n) or null
   Index column = 0, width = 0;     // the weight's column block [column, column + width)
   Index length = 0;                // L of the input
-  std::vector<Tensor*> targets;    // width / d_model of them, (B, h, L, d_k) each
+  std::vector<Tensor*> targets;    // (B, heads, L, d_k) each
+  std::vector<Index> target_heads; // h for Q, h_kv for K and V; their d_k-blocks fill the width
   // The same projection's previous input and outputs (one per target), or null.
   const Tensor* previous_input = nullptr;
   std::vector<const Tensor*> previous_targets;
@@ -61,19 +63,21 @@ struct ProjectionJob {
 
 std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Tensor*, 3>& targets,
                                            const std::array<PreviousProjection, 3>& before) {
-  const Index d = plan.dims.d_model;
   std::vector<ProjectionJob> jobs;
   int previous = -1;  // index among Q, K, V of the last target added
   for (int i = 0; i < 3; ++i) {
     if (!targets[i]) continue;
     const ProjectionSource& src = plan.qkv[i];
+    const Index heads = i == kQ ? plan.dims.heads : plan.dims.kv_heads;
+    const Index width = heads * plan.dims.d_k;
     if (!jobs.empty() && previous == i - 1 && src.weight) {
       ProjectionJob& last = jobs.back();
       // W_qkv's next column block on the same input: widen the GEMM instead of starting another.
       if (last.input == src.input.get() && last.weight == src.weight.get() && last.bias == src.bias.get() &&
           last.column + last.width == src.column) {
-        last.width += d;
+        last.width += width;
         last.targets.push_back(targets[i]);
+        last.target_heads.push_back(heads);
         // Rows are copied only when every target of the widened GEMM has its previous output.
         if (last.previous_input && last.previous_input == before[i].input)
           last.previous_targets.push_back(before[i].output);
@@ -88,9 +92,10 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
     job.weight = src.weight.get();
     job.bias = src.bias.get();
     job.column = src.column;
-    job.width = d;
+    job.width = width;
     job.length = i == kQ ? plan.dims.len_q : plan.dims.len_kv;
     job.targets = {targets[i]};
+    job.target_heads = {heads};
     if (src.weight && before[i].input) {
       job.previous_input = before[i].input;
       job.previous_targets = {before[i].output};
@@ -109,12 +114,14 @@ void scatter_to_heads(const Dims& dims, const ProjectionJob& job, const float* r
   const Index d_k = dims.d_k;
   for (Index r = 0; r < count; ++r) {
     const Index b = (first + r) / job.length, l = (first + r) % job.length;
+    Index column = 0;  // of target t's block in the row
     for (size_t t = 0; t < job.targets.size(); ++t) {
       float* dest = job.targets[t]->data.data();
-      for (Index head = 0; head < dims.heads; ++head)
-        std::memcpy(dest + ((b * dims.heads + head) * job.length + l) * d_k,
-                    rows + r * stride + static_cast<Index>(t) * dims.d_model + head * d_k,
+      const Index heads = job.target_heads[t];
+      for (Index head = 0; head < heads; ++head)
+        std::memcpy(dest + ((b * heads + head) * job.length + l) * d_k, rows + r * stride + column + head * d_k,
                     sizeof(float) * static_cast<size_t>(d_k));
+      column += heads * d_k;
     }
   }
 }
@@ -133,8 +140,8 @@ void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first,
   for (Index r = first; r < first + count; ++r) {
     const Index b = r / job.length, l = r % job.length;
     for (size_t t = 0; t < job.targets.size(); ++t)
-      for (Index head = 0; head < dims.heads; ++head) {
-        const Index offset = ((b * dims.heads + head) * job.length + l) * d_k;
+      for (Index head = 0; head < job.target_heads[t]; ++head) {
+        const Index offset = ((b * job.target_heads[t] + head) * job.length + l) * d_k;
         std::memcpy(job.targets[t]->data.data() + offset, job.previous_targets[t]->data.data() + offset,
                     sizeof(float) * static_cast<size_t>(d_k));
       }
@@ -293,11 +300,11 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
     const ProjectionJob& job = jobs[tasks[task].first];
     const Index first = tasks[task].second;
     const Index count = std::min(kProjectionRows, dims.batch * job.length - first);
-    const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
-    if (!job.weight) {  // direct mode: the given Q/K/V, only split into heads
-      scatter_to_heads(dims, job, x.data(), d, first, count);
+    if (!job.weight) {  // direct mode: the given Q/K/V (width columns), only split into heads
+      scatter_to_heads(dims, job, job.input->data.data() + first * job.width, job.width, first, count);
       return;
     }
+    const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
     if (rows_unchanged(job, d, first, count)) {
       copy_previous_rows(dims, job, first, count);
       return;
@@ -314,27 +321,35 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   });
 }
 
+void project_for_scores(const Plan& plan, Tensor& q, Tensor& k, Tensor& v) {
+  Plan positioned = plan;
+  if (plan.sinusoidal()) {
+    const Dims& d = plan.dims;
+    auto x_pos = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.len_q, d.d_model});
+    add_sinusoidal_positions(*plan.qkv[kQ].input, *x_pos);
+    positioned.qkv[kQ].input = x_pos;
+    if (plan.qkv[kK].input == plan.qkv[kQ].input) {
+      positioned.qkv[kK].input = positioned.qkv[kV].input = x_pos;
+    } else {
+      auto x_kv_pos = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.len_kv, d.d_model});
+      add_sinusoidal_positions(*plan.qkv[kK].input, *x_kv_pos);
+      positioned.qkv[kK].input = positioned.qkv[kV].input = x_kv_pos;
+    }
+  }
+  project_heads(positioned, {&q, &k, &v}, Progress{});
+  if (plan.rope()) {  // in place: each pair is read before it is written
+    rotate_by_position(q, plan.positional, q);
+    rotate_by_position(k, plan.positional, k);
+  }
+}
+
 Tensor combined_mask(const Plan& plan) {
   const Dims& d = plan.dims;
   Tensor mask({d.batch, d.len_q, d.len_kv}, 1.0f);
-  // Values other than 0 count as "attend": the seeds mask with masked_fill(mask == 0, fill).
   for (Index b = 0; b < d.batch; ++b)
     for (Index i = 0; i < d.len_q; ++i) {
-      float* row = mask.data.data() + (b * d.len_q + i) * d.len_kv;
-      // Causal as PyTorch's torch.ones(Lq, Lk).tril(): query i sees keys 0..i.
-      if (plan.causal)
-        for (Index j = i + 1; j < d.len_kv; ++j) row[j] = 0.0f;
-      if (plan.key_padding) {
-        const float* pad = plan.key_padding->data.data() + b * d.len_kv;
-        for (Index j = 0; j < d.len_kv; ++j)
-          if (pad[j] == 0.0f) row[j] = 0.0f;
-      }
-      if (plan.custom) {
-        const Index batch_offset = plan.custom->rank() == 3 ? b * d.len_q * d.len_kv : 0;
-        const float* custom = plan.custom->data.data() + batch_offset + i * d.len_kv;
-        for (Index j = 0; j < d.len_kv; ++j)
-          if (custom[j] == 0.0f) row[j] = 0.0f;
-      }
+      float* row = mask.data.data() + (b * d.len_q + i) * d.len_kv;  // (Lk)
+      for (Index j = 0; j < d.len_kv; ++j) row[j] = attends(plan, b, i, j) ? 1.0f : 0.0f;
     }
   return mask;
 }
@@ -362,19 +377,20 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
 
   for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
     const Index bh = task / blocks_per_head;  // b * h + head
-    const Index b = bh / dims.heads;
+    const Index b = bh / dims.heads, head = bh % dims.heads;
+    const Index b_kv = b * dims.kv_heads + dims.kv_head(head);  // the K/V head this query head reads
     const Index first = (task % blocks_per_head) * kHeadRows;
     const Index rows = std::min(kHeadRows, lq - first);
     const Index square = bh * lq * lk;  // offset of this head's (Lq, Lk) matrix
 
     if (pass.scores.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
       MatrixMap scores(pass.scores.out + square + first * lk, rows, lk);
-      scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(bh).transpose();
+      scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(b_kv).transpose();
     }
     for (Index i = first; i < first + rows; ++i) {
       const Index row = square + i * lk;
       const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
-      if (pass.scaled.out && pass.masked.out) {  // one pass writing both stages
+      if (pass.scaled.out && pass.masked.out && !plan.alibi()) {  // one pass writing both stages
         const float* s = pass.scores.in + row;
         float* scaled = pass.scaled.out + row;
         float* masked = pass.masked.out + row;
@@ -383,14 +399,23 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
           scaled[j] = v;
           masked[j] = attend[j] != 0.0f ? v : fill;
         }
-      } else if (pass.scaled.out) {
-        const float* s = pass.scores.in + row;
-        float* scaled = pass.scaled.out + row;
-        for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
-      } else if (pass.masked.out) {
-        const float* s = pass.scaled.in + row;
-        float* masked = pass.masked.out + row;
-        for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
+      } else {
+        if (pass.scaled.out) {
+          const float* s = pass.scores.in + row;
+          float* scaled = pass.scaled.out + row;
+          for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
+        }
+        if (pass.biased.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
+          const float* s = pass.scaled.in + row;
+          float* biased = pass.biased.out + row;
+          const double slope = plan.alibi_slopes[static_cast<size_t>(head)];
+          for (Index j = 0; j < lk; ++j) biased[j] = s[j] - static_cast<float>(slope * static_cast<double>(std::abs(i - j)));
+        }
+        if (pass.masked.out) {
+          const float* s = pass.biased.in + row;
+          float* masked = pass.masked.out + row;
+          for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
+        }
       }
       if (pass.weights.out)
         softmax_row(pass.masked.in + row, pass.weights.out + row, lk, pass.row_max + bh * lq + i,
@@ -406,7 +431,7 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
     if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
       const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
       MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
-      context.noalias() = dropped * pass.v->matrix(bh);
+      context.noalias() = dropped * pass.v->matrix(b_kv);
     }
   });
 }

@@ -47,8 +47,12 @@ struct PreviousProjection {
 void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
                    const std::array<PreviousProjection, 3>& previous = {});
 
-// (B, Lq, Lk): 1 where the query may attend the key, 0 where it is masked
-// (causal AND key padding AND custom).
+// Q (B, h, Lq, d_k), K and V (B, h_kv, Lk, d_k) as the scores read them: projected
+// from x (plus sinusoidal positions), Q and K rotated with RoPE. For the labs'
+// computations that do not keep a trace (FlashAttention, linear attention).
+void project_for_scores(const Plan& plan, Tensor& q, Tensor& k, Tensor& v);
+
+// (B, Lq, Lk): 1 where the query may attend the key (attends()), 0 where it is masked.
 Tensor combined_mask(const Plan& plan);
 
 // (B, Lq): 1 where every key of the query's row is masked.
@@ -62,11 +66,12 @@ struct StageBuffers {
   float* out = nullptr;
 };
 struct HeadPass {
-  const Tensor* q = nullptr;  // (B, h, Lq, d_k)
-  const Tensor* k = nullptr;  // (B, h, Lk, d_k)
-  const Tensor* v = nullptr;  // (B, h, Lk, d_k)
+  const Tensor* q = nullptr;  // (B, h, Lq, d_k), rotated with RoPE
+  const Tensor* k = nullptr;  // (B, h_kv, Lk, d_k), rotated with RoPE
+  const Tensor* v = nullptr;  // (B, h_kv, Lk, d_k)
   const float* mask = nullptr;  // (B, Lq, Lk) or null for no mask
-  StageBuffers scores, scaled, masked, weights, dropped;  // each (B, h, Lq, Lk)
+  // Each (B, h, Lq, Lk). Without ALiBi, biased.in is scaled.in and biased.out null.
+  StageBuffers scores, scaled, biased, masked, weights, dropped;
   float* row_max = nullptr;   // (B, h, Lq), written together with weights
   float* row_sum = nullptr;   // (B, h, Lq)
   float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed

@@ -37,12 +37,16 @@ struct SequenceShape {
 };
 
 // A sequence input: (L, d_model) meaning B = 1, or (B, L, d_model).
-Result<SequenceShape> check_sequence(const TensorPtr& t, const std::string& name, Index d_model) {
+// `width_name` says where the width comes from when it is not d_model (K and V
+// of grouped-query attention in direct mode: H_kv·d_k).
+Result<SequenceShape> check_sequence(const TensorPtr& t, const std::string& name, Index d_model,
+                                     const std::string& width_name = "d_model") {
   if (auto e = check_consistent(t, name)) return *e;
   if (t->rank() != 2 && t->rank() != 3)
-    return shape_error(name + " must be L x d_model or B x L x d_model, but has shape " + str(t));
+    return shape_error(name + " must be L x " + width_name + " or B x L x " + width_name + ", but has shape " +
+                       str(t));
   if (t->dim(-1) != d_model)
-    return shape_error(name + " has shape " + str(t) + " but d_model is " + to_string(d_model) +
+    return shape_error(name + " has shape " + str(t) + " but " + width_name + " is " + to_string(d_model) +
                        ": its last dimension must be " + to_string(d_model));
   SequenceShape s{t->rank() == 3 ? t->dim(0) : 1, t->dim(-2)};
   if (s.batch < 1 || s.length < 1)
@@ -79,6 +83,16 @@ std::optional<Error> check_bias(const TensorPtr& b, const std::string& name, Ind
 std::optional<Error> check_masks(const Session& s, const Dims& d) {
   const MaskSpec& m = s.config.mask;
   const std::string lq = to_string(d.len_q), lk = to_string(d.len_kv), b = to_string(d.batch);
+  if (!m.global_tokens.empty() && s.config.attention == AttentionKind::Cross)
+    return make_error(ErrorCode::InvalidConfig,
+                      "global tokens are positions of one sequence that every other position sees and that see "
+                      "every position: they need self attention, not cross attention");
+  for (Index p : m.global_tokens)
+    if (p < 0 || p >= d.len_q)
+      return make_error(ErrorCode::InvalidConfig,
+                        "global token " + to_string(p) + " is not a position of the sequence (0 to " +
+                            to_string(d.len_q - 1) + ")",
+                        {{"position", to_string(p)}, {"length", lq}});
   if (m.key_padding) {
     if (auto e = check_consistent(m.key_padding, "the key padding mask")) return e;
     const TensorPtr& t = m.key_padding;
@@ -118,6 +132,29 @@ std::optional<Error> check_config(const Config& c) {
                           to_string(c.num_heads) + " heads: each head takes d_k = d_model / heads columns, and " +
                           to_string(c.d_model) + " is not divisible by " + to_string(c.num_heads),
                       {{"d_model", to_string(c.d_model)}, {"num_heads", to_string(c.num_heads)}});
+  if (c.num_kv_heads < 0 || (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0))
+    return make_error(ErrorCode::InvalidConfig,
+                      "num_kv_heads = " + to_string(c.num_kv_heads) + " must be a whole number of at least 1 "
+                      "that divides num_heads = " + to_string(c.num_heads) +
+                          ": each K/V head is shared by a group of num_heads / num_kv_heads query heads",
+                      {{"num_kv_heads", to_string(c.num_kv_heads)}, {"num_heads", to_string(c.num_heads)}});
+  if (c.positional.type == PositionalType::Sinusoidal && c.mode == InputMode::Direct)
+    return make_error(ErrorCode::InvalidConfig,
+                      "sinusoidal positions are added to x before the projections, and direct mode has no x: "
+                      "use projection mode, or RoPE/ALiBi, which act on q, k and the scores");
+  if (c.positional.type == PositionalType::Rope) {
+    if ((c.d_model / c.num_heads) % 2 != 0)
+      return make_error(ErrorCode::InvalidConfig,
+                        "RoPE rotates pairs of dimensions, so d_k = d_model / num_heads must be even, but it is " +
+                            to_string(c.d_model / c.num_heads));
+    if (!(std::isfinite(c.positional.rope_base) && c.positional.rope_base > 1.0))
+      return make_error(ErrorCode::InvalidConfig,
+                        "rope_base must be a finite number above 1 (10000 in Llama), but it is " +
+                            std::to_string(c.positional.rope_base));
+  }
+  if (c.mask.window < 0)
+    return make_error(ErrorCode::InvalidConfig, "the sliding window must be at least 1 key (or null for no window), "
+                                                "but it is " + to_string(c.mask.window));
   if (!(c.dropout.p >= 0.0 && c.dropout.p < 1.0))
     return make_error(ErrorCode::InvalidConfig,
                       "the dropout probability p must be at least 0 and below 1, but it is " +
@@ -140,7 +177,7 @@ std::optional<Error> plan_projection(const Session& s, Plan& plan) {
                          : "projection mode needs x (B x L x d_model)");
   auto xs = check_sequence(s.x, cross ? "x_q" : "x", d);
   if (!xs) return xs.error();
-  SequenceShape kv = *xs;
+  SequenceShape kv_shape = *xs;
   TensorPtr kv_input = s.x;
   if (cross) {
     if (!s.x_kv)
@@ -150,32 +187,42 @@ std::optional<Error> plan_projection(const Session& s, Plan& plan) {
     if (ks->batch != xs->batch)
       return shape_error("x_kv has shape " + str(s.x_kv) + " but x_q has shape " + str(s.x) +
                          ": both need the same batch size B");
-    kv = *ks;
+    kv_shape = *ks;
     kv_input = s.x_kv;
   }
   plan.dims.batch = xs->batch;
   plan.dims.len_q = xs->length;
-  plan.dims.len_kv = kv.length;
+  plan.dims.len_kv = kv_shape.length;
 
   const Weights& w = s.weights;
   const std::array<TensorPtr, 3> inputs = {s.x, kv_input, kv_input};
+  const Index kv = c.kv_width();
+  const bool grouped = kv != d;
+  // What K and V's width means, for messages: "d_model" unless grouped.
+  const std::string kv_name = grouped ? "num_kv_heads·d_k = " + to_string(kv) : "d_model";
   if (w.fused()) {
-    if (auto e = check_weight(w.w_qkv, "w_qkv", d, 3 * d, "d_model x 3·d_model, Q then K then V")) return e;
+    const std::string meaning = grouped ? "d_model x (d_model + 2·num_kv_heads·d_k), Q then K then V"
+                                        : "d_model x 3·d_model, Q then K then V";
+    if (auto e = check_weight(w.w_qkv, "w_qkv", d, d + 2 * kv, meaning)) return e;
     if (c.bias)
-      if (auto e = check_bias(w.b_qkv, "b_qkv", 3 * d, "3·d_model, Q then K then V")) return e;
-    for (int i = 0; i < 3; ++i)
-      plan.qkv[i] = {inputs[i], w.w_qkv, i * d, c.bias ? w.b_qkv : nullptr};
+      if (auto e = check_bias(w.b_qkv, "b_qkv", d + 2 * kv,
+                              grouped ? "d_model + 2·num_kv_heads·d_k, Q then K then V" : "3·d_model, Q then K then V"))
+        return e;
+    const std::array<Index, 3> columns = {0, d, d + kv};
+    for (int i = 0; i < 3; ++i) plan.qkv[i] = {inputs[i], w.w_qkv, columns[i], c.bias ? w.b_qkv : nullptr};
   } else {
     const std::array<const TensorPtr*, 3> ws = {&w.w_q, &w.w_k, &w.w_v};
     const std::array<const TensorPtr*, 3> bs = {&w.b_q, &w.b_k, &w.b_v};
     const char* names[3][2] = {{"w_q", "b_q"}, {"w_k", "b_k"}, {"w_v", "b_v"}};
     for (int i = 0; i < 3; ++i) {
+      const Index width = i == kQ ? d : kv;
+      const std::string width_name = i == kQ ? "d_model" : kv_name;
       if (!*ws[i])
-        return missing(std::string("projection mode needs ") + names[i][0] +
-                       " (d_model x d_model), or a fused w_qkv");
-      if (auto e = check_weight(*ws[i], names[i][0], d, d, "d_model x d_model")) return e;
+        return missing(std::string("projection mode needs ") + names[i][0] + " (d_model x " + width_name +
+                       "), or a fused w_qkv");
+      if (auto e = check_weight(*ws[i], names[i][0], d, width, "d_model x " + width_name)) return e;
       if (c.bias)
-        if (auto e = check_bias(*bs[i], names[i][1], d, "d_model")) return e;
+        if (auto e = check_bias(*bs[i], names[i][1], width, width_name)) return e;
       plan.qkv[i] = {inputs[i], *ws[i], 0, c.bias ? *bs[i] : nullptr};
     }
   }
@@ -192,7 +239,9 @@ std::optional<Error> plan_direct(const Session& s, Plan& plan) {
   for (int i = 0; i < 3; ++i) {
     if (!*given[i])
       return missing(std::string("direct mode needs ") + names[i] + " (B x L x d_model)");
-    auto sh = check_sequence(*given[i], names[i], d);
+    const Index kv = s.config.kv_width();
+    auto sh = i == kQ || kv == d ? check_sequence(*given[i], names[i], d)
+                                 : check_sequence(*given[i], names[i], kv, "num_kv_heads·d_k");
     if (!sh) return sh.error();
     shapes[i] = *sh;
     plan.qkv[i] = {*given[i], nullptr, 0, nullptr};
@@ -226,6 +275,7 @@ Result<Plan> make_plan(const Session& s) {
   plan.dims.d_model = c.d_model;
   plan.dims.heads = c.num_heads;
   plan.dims.d_k = c.d_model / c.num_heads;
+  plan.dims.kv_heads = c.kv_heads();
 
   if (auto e = c.mode == InputMode::Projection ? plan_projection(s, plan) : plan_direct(s, plan)) return *e;
 
@@ -243,7 +293,15 @@ Result<Plan> make_plan(const Session& s) {
   plan.causal = c.mask.causal;
   plan.key_padding = c.mask.key_padding;
   plan.custom = c.mask.custom;
+  plan.window = c.mask.window;
+  if (!c.mask.global_tokens.empty()) {
+    plan.global_query.assign(static_cast<size_t>(plan.dims.len_q), 0);
+    plan.global_key.assign(static_cast<size_t>(plan.dims.len_kv), 0);
+    for (Index p : c.mask.global_tokens) plan.global_query[static_cast<size_t>(p)] = plan.global_key[static_cast<size_t>(p)] = 1;
+  }
   plan.mask_fill = c.mask_fill;
+  plan.positional = c.positional;
+  if (plan.alibi()) plan.alibi_slopes = alibi_slopes(plan.dims.heads);
 
   switch (c.scale.mode) {
     case ScaleMode::SqrtDk: plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.dims.d_k)); break;
@@ -257,6 +315,42 @@ Result<Plan> make_plan(const Session& s) {
   return plan;
 }
 
+bool attends(const Plan& plan, Index b, Index i, Index j) {
+  const Dims& d = plan.dims;
+  // Values other than 0 count as "attend": the seeds mask with masked_fill(mask == 0, fill).
+  if (plan.causal && j > i) return false;  // torch.ones(Lq, Lk).tril(): query i sees keys 0..i
+  if (plan.key_padding && plan.key_padding->data[static_cast<size_t>(b * d.len_kv + j)] == 0.0f) return false;
+  if (plan.custom) {
+    const Index batch_offset = plan.custom->rank() == 3 ? b * d.len_q * d.len_kv : 0;
+    if (plan.custom->data[static_cast<size_t>(batch_offset + i * d.len_kv + j)] == 0.0f) return false;
+  }
+  if (plan.window > 0 && std::abs(i - j) >= plan.window) {
+    const bool global = !plan.global_query.empty() &&
+                        (plan.global_query[static_cast<size_t>(i)] || plan.global_key[static_cast<size_t>(j)]);
+    if (!global) return false;
+  }
+  return true;
+}
+
+std::vector<double> alibi_slopes(Index heads) {
+  // For n a power of two: m_k = (2^(−8/n))^(k+1). Otherwise, with c the largest
+  // power of two below n: the c slopes of that rule, then every other slope of
+  // the rule for 2c (the paper's get_slopes).
+  auto power_of_two_slopes = [](Index n) {
+    std::vector<double> m(static_cast<size_t>(n));
+    const double start = std::pow(2.0, -8.0 / static_cast<double>(n));
+    for (Index k = 0; k < n; ++k) m[static_cast<size_t>(k)] = std::pow(start, static_cast<double>(k + 1));
+    return m;
+  };
+  Index c = 1;
+  while (c * 2 <= heads) c *= 2;
+  std::vector<double> slopes = power_of_two_slopes(c);
+  if (c == heads) return slopes;
+  const std::vector<double> finer = power_of_two_slopes(2 * c);
+  for (Index k = 0; k < heads - c; ++k) slopes.push_back(finer[static_cast<size_t>(2 * k)]);
+  return slopes;
+}
+
 Result<Index> trace_bytes(const Plan& plan) {
   const Dims& d = plan.dims;
   // Every product below is checked: L = 10^9 must give TooLarge, not a wrapped size.
@@ -266,20 +360,26 @@ Result<Index> trace_bytes(const Plan& plan) {
       if (!checked_mul(*out, f, out)) return false;
     return true;
   };
-  Index rows_qkv = 0, qkv = 0, square = 0, per_query_vector = 0, row_stats = 0, mask = 0, flags = 0;
-  bool ok = product({2, d.len_kv}, &rows_qkv) && checked_add(rows_qkv, d.len_q, &rows_qkv) &&
-            product({d.batch, rows_qkv, d.d_model}, &qkv) &&                     // q, k, v
-            product({d.batch, d.heads, d.len_q, d.len_kv}, &square) &&           // one (B,h,Lq,Lk) stage
-            product({d.batch, d.len_q, d.d_model}, &per_query_vector) &&         // context, concat, output
-            product({2, d.batch, d.heads, d.len_q}, &row_stats) &&               // row_max, row_sum
-            product({d.batch, d.len_q, d.len_kv}, &mask) &&                      // combined mask
-            product({d.batch, d.len_q}, &flags);                                 // fully_masked_rows (bytes)
-  const Index square_stages = 2 + !plan.scaled_is_scores() + !plan.masked_is_scaled() + !plan.dropped_is_weights();
-  const Index vector_stages = 2 + !plan.output_is_concat();
+  const Index kv_width = d.kv_heads * d.d_k;
+  Index q_floats = 0, kv_floats = 0, square = 0, per_key_vector = 0, row_stats = 0, mask = 0, flags = 0;
+  bool ok = product({d.batch, d.len_q, d.d_model}, &q_floats) &&               // q; q_rot, x_pos, context, ...
+            product({d.batch, d.len_kv, kv_width}, &kv_floats) &&              // k or v; k_rot
+            product({d.batch, d.len_kv, d.d_model}, &per_key_vector) &&        // x_kv_pos
+            product({d.batch, d.heads, d.len_q, d.len_kv}, &square) &&         // one (B,h,Lq,Lk) stage
+            product({2, d.batch, d.heads, d.len_q}, &row_stats) &&             // row_max, row_sum
+            product({d.batch, d.len_q, d.len_kv}, &mask) &&                    // combined mask
+            product({d.batch, d.len_q}, &flags);                               // fully_masked_rows (bytes)
+  const bool cross_positions = plan.sinusoidal() && plan.qkv[kK].input != plan.qkv[kQ].input;
+  const Index square_stages = 2 + !plan.scaled_is_scores() + plan.alibi() + !plan.masked_is_scaled() +
+                              !plan.dropped_is_weights();
+  // q, context, concat, output (shared with concat without W_O), q_rot, x_pos
+  const Index query_vectors = 3 + !plan.output_is_concat() + plan.rope() + plan.sinusoidal();
+  const Index key_vectors = 2 + plan.rope();  // k, v, k_rot
   Index floats = 0, part = 0;
-  ok = ok && checked_add(floats, qkv, &floats) && checked_mul(square, square_stages, &part) &&
-       checked_add(floats, part, &floats) && checked_mul(per_query_vector, vector_stages, &part) &&
-       checked_add(floats, part, &floats) && checked_add(floats, row_stats, &floats) &&
+  ok = ok && checked_mul(square, square_stages, &part) && checked_add(floats, part, &floats) &&
+       checked_mul(q_floats, query_vectors, &part) && checked_add(floats, part, &floats) &&
+       checked_mul(kv_floats, key_vectors, &part) && checked_add(floats, part, &floats) &&
+       checked_add(floats, cross_positions ? per_key_vector : 0, &floats) && checked_add(floats, row_stats, &floats) &&
        checked_add(floats, plan.has_mask() ? mask : 0, &floats);
   Index bytes = 0;
   ok = ok && checked_mul(floats, static_cast<Index>(sizeof(float)), &bytes) && checked_add(bytes, flags, &bytes);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "model/trace.hpp"
@@ -17,7 +18,7 @@ namespace al::detail {
 struct ProjectionSource {
   TensorPtr input;   // (B, L, d_model) or (L, d_model)
   TensorPtr weight;  // (d_model, n) math layout; null in direct mode
-  Index column = 0;  // first column of the block: W_qkv holds Q at 0, K at d_model, V at 2·d_model
+  Index column = 0;  // first column of the block: W_qkv holds Q at 0, K at d_model, V at d_model + H_kv·d_k
   TensorPtr bias;    // (n), null when there is no bias
 
   bool operator==(const ProjectionSource& o) const {
@@ -35,12 +36,19 @@ struct Plan {
   bool causal = false;
   TensorPtr key_padding;                // (B, Lk) or (Lk) when B = 1
   TensorPtr custom;                     // (Lq, Lk) or (B, Lq, Lk)
+  Index window = 0;                     // sliding window w (0 = none)
+  std::vector<unsigned char> global_query, global_key;  // (Lq), (Lk): 1 for a global token; empty if none
   double mask_fill = 0;
+  PositionalSpec positional;
+  std::vector<double> alibi_slopes;     // (h) when positional is ALiBi
   bool dropout_active = false;          // training && p > 0
   double dropout_p = 0;
   std::uint64_t dropout_seed = 0;
 
-  bool has_mask() const { return causal || key_padding || custom; }
+  bool has_mask() const { return causal || key_padding || custom || window > 0; }
+  bool sinusoidal() const { return positional.type == PositionalType::Sinusoidal; }
+  bool rope() const { return positional.type == PositionalType::Rope; }
+  bool alibi() const { return positional.type == PositionalType::Alibi; }
   // Stages that equal their predecessor are stored once (same pointer).
   bool scaled_is_scores() const { return scale == 1.0; }
   bool masked_is_scaled() const { return !has_mask(); }
@@ -51,6 +59,13 @@ struct Plan {
 bool same_dims(const Dims& a, const Dims& b);
 
 Result<Plan> make_plan(const Session& session);
+
+// Whether query i may attend key j of batch item b: causal AND key padding AND
+// custom AND (inside the window OR a global query OR a global key).
+bool attends(const Plan& plan, Index b, Index i, Index j);
+
+// ALiBi's slopes m_h for `heads` heads (Press et al.'s get_slopes).
+std::vector<double> alibi_slopes(Index heads);
 
 // Bytes of the distinct tensors the trace of `plan` holds; TooLarge if the
 // count does not even fit in 64 bits.

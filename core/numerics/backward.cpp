@@ -5,6 +5,7 @@
 
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
+#include "numerics/positions.hpp"
 
 namespace al {
 
@@ -38,12 +39,18 @@ struct ModelLayout {
   }
 };
 
-// (B, L, width) model layout -> (B, h, L, d_k) for columns [column, column + d_model).
-Tensor to_head_layout(const Dims& dims, const ModelLayout& from) {
-  Tensor out({dims.batch, dims.heads, from.length, dims.d_k});
+// (B, L, width) model layout -> (B, heads, L, d_k) for columns [column, column + heads·d_k).
+Tensor to_head_layout(const Dims& dims, const ModelLayout& from, Index heads) {
+  Tensor out({dims.batch, heads, from.length, dims.d_k});
   for (Index b = 0; b < dims.batch; ++b)
-    for (Index head = 0; head < dims.heads; ++head) out.matrix(b * dims.heads + head) = from.head(b, head, dims.d_k);
+    for (Index head = 0; head < heads; ++head) out.matrix(b * heads + head) = from.head(b, head, dims.d_k);
   return out;
+}
+
+// The reverse: (B, heads, L, d_k) back into the model layout's columns.
+void from_head_layout(const Dims& dims, const Tensor& from, Index heads, const ModelLayout& to) {
+  for (Index b = 0; b < dims.batch; ++b)
+    for (Index head = 0; head < heads; ++head) to.head(b, head, dims.d_k) = from.matrix(b * heads + head);
 }
 
 // A query whose every key is masked with −∞ fill has NaN weights: the backward
@@ -69,24 +76,26 @@ struct HeadStep {
   const Plan& plan;
   const Trace& trace;
   Index b, head, bh;
+  Index b_kv;  // b·h_kv + the K/V head this query head reads
   const std::vector<unsigned char>& absent;  // (B, Lq) or empty
 };
 
-// dDropped = dContext·Vᵀ (Lq, Lk) and dV = droppedᵀ·dContext (Lk, d_k).
+// dDropped = dContext·Vᵀ (Lq, Lk) and dV += droppedᵀ·dContext (Lk, d_k): the query
+// heads of a group all add to their shared V head.
 void context_backward(const HeadStep& s, const StridedMap& d_context, float* d_dropped, StridedMap& d_v) {
   const Dims& d = s.trace.dims;
-  const ConstMatrixMap v = s.trace.stage(Stage::V).matrix(s.bh);              // (Lk, d_k)
+  const ConstMatrixMap v = s.trace.stage(Stage::V).matrix(s.b_kv);            // (Lk, d_k)
   const ConstMatrixMap dropped = s.trace.stage(Stage::Dropped).matrix(s.bh);  // (Lq, Lk)
   MatrixMap(d_dropped, d.len_q, d.len_kv).noalias() = d_context * v.transpose();
   if (s.absent.empty()) {
-    d_v.noalias() = dropped.transpose() * d_context;
+    d_v.noalias() += dropped.transpose() * d_context;
     return;
   }
   thread_local Matrix present;  // (Lq, Lk): dropped with the absent queries' NaN rows as 0
   present = dropped;
   for (Index i = 0; i < d.len_q; ++i)
     if (s.absent[static_cast<size_t>(s.b * d.len_q + i)]) present.row(i).setZero();
-  d_v.noalias() = present.transpose() * d_context;
+  d_v.noalias() += present.transpose() * d_context;
 }
 
 // dWeights = dDropped ⊙ keep / (1 − p), with the forward's keep decisions.
@@ -118,6 +127,8 @@ void softmax_backward(const HeadStep& s, const float* d_weights, float* d_masked
 }
 
 // dScaled = dMasked where the mask attends, 0 where the cell was replaced by the fill.
+// (With ALiBi the cell before the mask is biased = scaled − m·|i − j|, whose gradient
+// is the same: dBiased = dScaled.)
 void mask_backward(const HeadStep& s, const float* d_masked, float* d_scaled) {
   const Dims& d = s.trace.dims;
   const float* attend = s.trace.mask->data.data() + s.b * d.len_q * d.len_kv;  // (Lq, Lk) of this batch item
@@ -131,44 +142,52 @@ void scale_backward(const HeadStep& s, const float* d_scaled, float* d_scores) {
   for (Index c = 0; c < d.len_q * d.len_kv; ++c) d_scores[c] = d_scaled[c] * scale;
 }
 
-// dQ = dScores·K (Lq, d_k), dK = dScoresᵀ·Q (Lk, d_k).
+// dQ = dScores·K (Lq, d_k), dK += dScoresᵀ·Q (Lk, d_k); with RoPE these are the
+// gradients of the rotated q and k (turned back later).
 void scores_backward(const HeadStep& s, const float* d_scores, StridedMap& d_q, StridedMap& d_k) {
   const Dims& d = s.trace.dims;
   const ConstMatrixMap g(d_scores, d.len_q, d.len_kv);
-  d_q.noalias() = g * s.trace.stage(Stage::K).matrix(s.bh);
-  d_k.noalias() = g.transpose() * s.trace.stage(Stage::Q).matrix(s.bh);
+  d_q.noalias() = g * s.trace.stage(s.trace.scored_k()).matrix(s.b_kv);
+  d_k.noalias() += g.transpose() * s.trace.stage(s.trace.scored_q()).matrix(s.bh);
 }
 
-// Every step from dContext back to dQ, dK, dV, one (b, head) per task.
+// Every step from dContext back to dQ, dK, dV. One task per (b, K/V head): its
+// group's query heads run in turn, each adding to the shared dK and dV.
 // `keep` holds the (B, h, Lq, Lk) stage gradients, or nulls (scratch per head).
 void heads_backward(const Plan& plan, const Trace& trace, const ModelLayout& d_context,
                     const std::array<ModelLayout, 3>& d_qkv, const SquareGradients* keep) {
   const Dims& d = trace.dims;
   const std::vector<unsigned char> absent = absent_queries(trace);
   const double flops = 8.0 * d.batch * d.heads * d.len_q * d.len_kv * d.d_k;
-  parallel_for(d.batch * d.heads, flops, [&](Index bh) {
-    const HeadStep s{plan, trace, bh / d.heads, bh % d.heads, bh, absent};
-    const Index offset = bh * d.len_q * d.len_kv;
+  parallel_for(d.batch * d.kv_heads, flops, [&](Index task) {
+    const Index b = task / d.kv_heads, kv_head = task % d.kv_heads;
+    StridedMap dk = d_qkv[detail::kK].head(b, kv_head, d.d_k), dv = d_qkv[detail::kV].head(b, kv_head, d.d_k);
+    dk.setZero();
+    dv.setZero();
     thread_local Matrix scratch;  // (Lq, Lk) when the stage gradients are not kept
-    SquareGradients g;
-    if (keep) {
-      g = {keep->dropped + offset, keep->weights + offset, keep->masked + offset, keep->scaled + offset,
-           keep->scores + offset};
-    } else {
-      scratch.resize(d.len_q, d.len_kv);
-      g = {scratch.data(), scratch.data(), scratch.data(), scratch.data(), scratch.data()};
+    for (Index head = kv_head * d.group(); head < (kv_head + 1) * d.group(); ++head) {
+      const Index bh = b * d.heads + head;
+      const HeadStep s{plan, trace, b, head, bh, task, absent};
+      const Index offset = bh * d.len_q * d.len_kv;
+      SquareGradients g;
+      if (keep) {
+        g = {keep->dropped + offset, keep->weights + offset, keep->masked + offset, keep->scaled + offset,
+             keep->scores + offset};
+      } else {
+        scratch.resize(d.len_q, d.len_kv);
+        g = {scratch.data(), scratch.data(), scratch.data(), scratch.data(), scratch.data()};
+      }
+      StridedMap dc = d_context.head(b, head, d.d_k);
+      StridedMap dq = d_qkv[detail::kQ].head(b, head, d.d_k);
+      context_backward(s, dc, g.dropped, dv);
+      if (plan.dropout_active) dropout_backward(s, g.dropped, g.weights);
+      else if (g.weights != g.dropped) std::memcpy(g.weights, g.dropped, sizeof(float) * d.len_q * d.len_kv);
+      softmax_backward(s, g.weights, g.masked);
+      if (trace.mask) mask_backward(s, g.masked, g.scaled);
+      else if (g.scaled != g.masked) std::memcpy(g.scaled, g.masked, sizeof(float) * d.len_q * d.len_kv);
+      if (plan.scale != 1.0 || g.scores != g.scaled) scale_backward(s, g.scaled, g.scores);
+      scores_backward(s, g.scores, dq, dk);
     }
-    StridedMap dc = d_context.head(s.b, s.head, d.d_k);
-    StridedMap dq = d_qkv[detail::kQ].head(s.b, s.head, d.d_k), dk = d_qkv[detail::kK].head(s.b, s.head, d.d_k),
-               dv = d_qkv[detail::kV].head(s.b, s.head, d.d_k);
-    context_backward(s, dc, g.dropped, dv);
-    if (plan.dropout_active) dropout_backward(s, g.dropped, g.weights);
-    else if (g.weights != g.dropped) std::memcpy(g.weights, g.dropped, sizeof(float) * d.len_q * d.len_kv);
-    softmax_backward(s, g.weights, g.masked);
-    if (trace.mask) mask_backward(s, g.masked, g.scaled);
-    else if (g.scaled != g.masked) std::memcpy(g.scaled, g.masked, sizeof(float) * d.len_q * d.len_kv);
-    if (plan.scale != 1.0 || g.scores != g.scaled) scale_backward(s, g.scaled, g.scores);
-    scores_backward(s, g.scores, dq, dk);
   });
 }
 
@@ -228,17 +247,26 @@ void output_backward(const Plan& plan, const Trace& trace, const Tensor& d_outpu
 // One projection GEMM seen backwards: `input` times column blocks of weights
 // made Q, K and/or V (`targets`, consecutive in dP's columns).
 struct ProjectionGroup {
-  TensorPtr input;          // (B, L, d_model)
+  TensorPtr input;          // (B, L, d_model): x, or x + PE with sinusoidal positions
   std::string input_name;   // x, x_q or x_kv
+  Stage positioned;         // x_pos or x_kv_pos: the stage whose gradient is dInput
   std::vector<int> targets; // among kQ, kK, kV
-  Matrix d_projected;       // (B·L, targets·d_model): dQ | dK | dV of these targets
+  Matrix d_projected;       // (B·L, Σ widths): dQ (d_model) | dK | dV (h_kv·d_k each) of these targets
 };
 
-std::vector<ProjectionGroup> projection_groups(const Plan& plan, bool cross) {
-  if (!cross) return {ProjectionGroup{plan.qkv[detail::kQ].input, "x", {detail::kQ, detail::kK, detail::kV}, {}}};
-  return {ProjectionGroup{plan.qkv[detail::kQ].input, "x_q", {detail::kQ}, {}},
-          ProjectionGroup{plan.qkv[detail::kK].input, "x_kv", {detail::kK, detail::kV}, {}}};
+// The projections' inputs as the forward read them (with sinusoidal positions added).
+std::vector<ProjectionGroup> projection_groups(const Plan& plan, const Trace& trace, bool cross) {
+  auto read = [&](int i, Stage positioned) {
+    return trace.has(positioned) ? trace.stage_ptr(positioned) : plan.qkv[i].input;
+  };
+  if (!cross)
+    return {ProjectionGroup{read(detail::kQ, Stage::XPos), "x", Stage::XPos, {detail::kQ, detail::kK, detail::kV}, {}}};
+  return {ProjectionGroup{read(detail::kQ, Stage::XPos), "x_q", Stage::XPos, {detail::kQ}, {}},
+          ProjectionGroup{read(detail::kK, Stage::XKvPos), "x_kv", Stage::XKvPos, {detail::kK, detail::kV}, {}}};
 }
+
+// Columns of Q (d_model) or of K, V (h_kv·d_k).
+Index projected_width(const Dims& d, int target) { return target == detail::kQ ? d.d_model : d.kv_heads * d.d_k; }
 
 struct WeightGradients {
   Tensor w[3], b[3];  // separate W_Q, W_K, W_V (d, d) and biases
@@ -246,7 +274,7 @@ struct WeightGradients {
 };
 
 // dW = xᵀ·dP, db = Σ_rows dP, dx = dP·Wᵀ for one group, W being the group's
-// weight blocks side by side (d_model, targets·d_model).
+// weight blocks side by side (d_model, Σ widths).
 void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& group, Tensor& d_input,
                          WeightGradients& out) {
   const Index d = plan.dims.d_model, width = group.d_projected.cols();
@@ -255,26 +283,34 @@ void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& gr
   Matrix w_group;  // (d, width) when the blocks are separate matrices
   if (!fused) {
     w_group.resize(d, width);
-    for (size_t t = 0; t < group.targets.size(); ++t)
-      w_group.middleCols(static_cast<Index>(t) * d, d) = ConstMatrixMap(plan.qkv[group.targets[t]].weight->data.data(), d, d);
+    Index column = 0;
+    for (int i : group.targets) {
+      const Index w = projected_width(plan.dims, i);
+      w_group.middleCols(column, w) = ConstMatrixMap(plan.qkv[i].weight->data.data(), d, w);
+      column += w;
+    }
   }
+  const Index fused_stride = fused ? plan.qkv[0].weight->cols() : width;
   const StridedConstMap w = fused ? StridedConstMap(plan.qkv[0].weight->data.data() + first_column, d, width,
-                                                    Eigen::OuterStride<>(3 * d))
+                                                    Eigen::OuterStride<>(fused_stride))
                                   : StridedConstMap(w_group.data(), d, width, Eigen::OuterStride<>(width));
   multiply_rows(group.d_projected, w.transpose(), MatrixMap(d_input.data.data(), x.rows(), d));
 
   if (fused) {
     multiply_transposed_columns(x, group.d_projected,
-                                StridedMap(out.w_qkv.data.data() + first_column, d, width, Eigen::OuterStride<>(3 * d)));
+                                StridedMap(out.w_qkv.data.data() + first_column, d, width,
+                                           Eigen::OuterStride<>(fused_stride)));
     if (plan.qkv[0].bias) column_sums(group.d_projected, out.b_qkv.data.data() + first_column);
     return;
   }
   Matrix d_w(d, width);
   multiply_transposed_columns(x, group.d_projected, StridedMap(d_w.data(), d, width, Eigen::OuterStride<>(width)));
-  for (size_t t = 0; t < group.targets.size(); ++t) {
-    const int i = group.targets[t];
-    MatrixMap(out.w[i].data.data(), d, d) = d_w.middleCols(static_cast<Index>(t) * d, d);
-    if (plan.qkv[i].bias) column_sums(group.d_projected.middleCols(static_cast<Index>(t) * d, d), out.b[i].data.data());
+  Index column = 0;
+  for (int i : group.targets) {
+    const Index w_i = projected_width(plan.dims, i);
+    MatrixMap(out.w[i].data.data(), d, w_i) = d_w.middleCols(column, w_i);
+    if (plan.qkv[i].bias) column_sums(group.d_projected.middleCols(column, w_i), out.b[i].data.data());
+    column += w_i;
   }
 }
 
@@ -333,21 +369,26 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
 
   // dQ, dK, dV in model layout: (B·L, targets·d_model) per projection group, or
   // the direct inputs' own (B, L, d_model) gradients.
-  std::vector<ProjectionGroup> groups = direct ? std::vector<ProjectionGroup>{} : projection_groups(plan, cross);
+  std::vector<ProjectionGroup> groups = direct ? std::vector<ProjectionGroup>{} : projection_groups(plan, trace, cross);
   std::array<Tensor, 3> d_direct;
   std::array<ModelLayout, 3> d_qkv;
   const std::array<Index, 3> lengths = {d.len_q, d.len_kv, d.len_kv};
   if (direct) {
     for (int i = 0; i < 3; ++i) {
       d_direct[i] = zeros_like(plan.qkv[i].input);
-      d_qkv[i] = {d_direct[i].data.data(), d.d_model, 0, lengths[i]};
+      d_qkv[i] = {d_direct[i].data.data(), projected_width(d, i), 0, lengths[i]};
     }
   } else {
     for (ProjectionGroup& g : groups) {
       const Index length = lengths[g.targets.front()];
-      g.d_projected.resize(d.batch * length, static_cast<Index>(g.targets.size()) * d.d_model);
-      for (size_t t = 0; t < g.targets.size(); ++t)
-        d_qkv[g.targets[t]] = {g.d_projected.data(), g.d_projected.cols(), static_cast<Index>(t) * d.d_model, length};
+      Index width = 0;
+      for (int i : g.targets) width += projected_width(d, i);
+      g.d_projected.resize(d.batch * length, width);
+      Index column = 0;
+      for (int i : g.targets) {
+        d_qkv[i] = {g.d_projected.data(), width, column, length};
+        column += projected_width(d, i);
+      }
     }
   }
 
@@ -361,6 +402,7 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
     at(Stage::Weights) = plan.dropped_is_weights() ? at(Stage::Dropped) : std::make_shared<Tensor>(shape);
     at(Stage::Masked) = std::make_shared<Tensor>(shape);
     at(Stage::Scaled) = plan.masked_is_scaled() ? at(Stage::Masked) : std::make_shared<Tensor>(shape);
+    if (plan.alibi()) at(Stage::Biased) = at(Stage::Scaled);  // biased = scaled + a constant
     at(Stage::Scores) = plan.scaled_is_scores() ? at(Stage::Scaled) : std::make_shared<Tensor>(shape);
     square = {at(Stage::Dropped)->data.data(), at(Stage::Weights)->data.data(), at(Stage::Masked)->data.data(),
               at(Stage::Scaled)->data.data(), at(Stage::Scores)->data.data()};
@@ -368,12 +410,23 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
   const ModelLayout d_context{d_concat->data.data(), d.d_model, 0, d.len_q};
   heads_backward(plan, trace, d_context, d_qkv, options.keep_stages ? &square : nullptr);
 
+  // RoPE: the gradients so far are of q_rot and k_rot; turning them back by −θ gives q's and k's.
+  if (plan.rope())
+    for (int i : {detail::kQ, detail::kK}) {
+      const Index heads = i == detail::kQ ? d.heads : d.kv_heads;
+      Tensor rotated = to_head_layout(d, d_qkv[i], heads);  // (B, heads, L, d_k)
+      Tensor turned_back(rotated.shape);
+      rotate_by_position(rotated, plan.positional, turned_back, 0, true);
+      from_head_layout(d, turned_back, heads, d_qkv[i]);
+      if (options.keep_stages) at(i == detail::kQ ? Stage::QRot : Stage::KRot) = std::make_shared<Tensor>(std::move(rotated));
+    }
+
   if (options.keep_stages) {
-    for (int i = 0; i < 3; ++i) kept[i] = std::make_shared<Tensor>(to_head_layout(d, d_qkv[i]));
-    at(Stage::Context) = std::make_shared<Tensor>(to_head_layout(d, d_context));
+    for (int i = 0; i < 3; ++i)
+      kept[i] = std::make_shared<Tensor>(to_head_layout(d, d_qkv[i], i == detail::kQ ? d.heads : d.kv_heads));
+    at(Stage::Context) = std::make_shared<Tensor>(to_head_layout(d, d_context, d.heads));
     at(Stage::Concat) = d_concat;
     at(Stage::Output) = plan.w_o ? std::make_shared<Tensor>(d_output) : d_concat;
-    for (int i = 0; i < kStageCount; ++i) result.stages[i] = kept[i];
   }
 
   // Inputs, then weights, under the session's own names.
@@ -398,6 +451,10 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
     for (ProjectionGroup& g : groups) {
       Tensor d_input = zeros_like(g.input);
       projection_backward(plan, sw.fused(), g, d_input, w);
+      // x + PE: the positions are constants, so dX = d(x_pos), in x's own shape.
+      if (options.keep_stages && trace.has(g.positioned)) at(g.positioned) = std::make_shared<Tensor>(d_input);
+      const TensorPtr& own = g.input_name == "x_kv" ? plan.qkv[detail::kK].input : plan.qkv[detail::kQ].input;
+      d_input.shape = own->shape;
       add(g.input_name, std::move(d_input));
     }
     if (sw.fused()) {
@@ -413,6 +470,8 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
   }
   if (d_w_o) add("w_o", std::move(*d_w_o));
   if (d_b_o) add("b_o", std::move(*d_b_o));
+  if (options.keep_stages)
+    for (int i = 0; i < kStageCount; ++i) result.stages[i] = kept[i];
   return result;
 }
 

@@ -34,28 +34,14 @@ std::optional<Error> check_tiles(const FlashTiles& tiles) {
   return std::nullopt;
 }
 
-// Whether query i of batch item b may attend key j: the full trace's combined
-// mask (causal AND key padding AND custom), read cell by cell so no (Lq, Lk)
-// mask is ever allocated.
-bool attends(const Plan& plan, Index b, Index i, Index j) {
-  const Dims& d = plan.dims;
-  if (plan.causal && j > i) return false;
-  if (plan.key_padding && plan.key_padding->data[static_cast<size_t>(b * d.len_kv + j)] == 0.0f) return false;
-  if (plan.custom) {
-    const Index batch_offset = plan.custom->rank() == 3 ? b * d.len_q * d.len_kv : 0;
-    if (plan.custom->data[static_cast<size_t>(batch_offset + i * d.len_kv + j)] == 0.0f) return false;
-  }
-  return true;
-}
-
 // One (batch item, head): its Q (Lq, d_k), K and V (Lk, d_k) inside the head-layout tensors.
 struct Head {
   Index b = 0, bh = 0;
   ConstMatrixMap q, k, v;
 };
 Head head_of(const Dims& d, const Tensor& q, const Tensor& k, const Tensor& v, Index b, Index head) {
-  const Index bh = b * d.heads + head;
-  return {b, bh, q.matrix(bh), k.matrix(bh), v.matrix(bh)};
+  const Index bh = b * d.heads + head, b_kv = b * d.kv_heads + d.kv_head(head);
+  return {b, bh, q.matrix(bh), k.matrix(b_kv), v.matrix(b_kv)};
 }
 
 // What one query tile holds while it walks the key tiles.
@@ -71,11 +57,17 @@ void score_tile(const Plan& plan, const Head& h, Index i0, Index rows, Index j0,
   scores.resize(rows, cols);
   scores.noalias() = h.q.middleRows(i0, rows) * h.k.middleRows(j0, cols).transpose();
   scores *= static_cast<float>(plan.scale);
+  if (plan.alibi()) {  // the trace's Biased stage: − m_h·|i − j|
+    const double slope = plan.alibi_slopes[static_cast<size_t>(h.bh % plan.dims.heads)];
+    for (Index r = 0; r < rows; ++r)
+      for (Index c = 0; c < cols; ++c)
+        scores(r, c) -= static_cast<float>(slope * static_cast<double>(std::abs(i0 + r - (j0 + c))));
+  }
   if (!plan.has_mask()) return;
   const float fill = static_cast<float>(plan.mask_fill);
   for (Index r = 0; r < rows; ++r)
     for (Index c = 0; c < cols; ++c)
-      if (!attends(plan, h.b, i0 + r, j0 + c)) scores(r, c) = fill;
+      if (!detail::attends(plan, h.b, i0 + r, j0 + c)) scores(r, c) = fill;
 }
 
 // Folds one scores tile into the running max m, the running sum ℓ and the
@@ -150,15 +142,15 @@ void attend_query_tile(const Plan& plan, const Head& h, Index i0, Index rows, co
   for (Index r = 0; r < rows; ++r) s.acc.row(r) /= s.l[r];
 }
 
-// Q, K, V of every head by the full trace's own projection code.
+// Q, K, V of every head by the full trace's own projection code (positions included).
 struct Projected {
-  Tensor q, k, v;  // (B, h, L, d_k)
+  Tensor q, k, v;  // (B, h, Lq, d_k), (B, h_kv, Lk, d_k) x 2
 };
 Projected project(const Plan& plan) {
   const Dims& d = plan.dims;
-  Projected p{Tensor({d.batch, d.heads, d.len_q, d.d_k}), Tensor({d.batch, d.heads, d.len_kv, d.d_k}),
-              Tensor({d.batch, d.heads, d.len_kv, d.d_k})};
-  detail::project_heads(plan, {&p.q, &p.k, &p.v}, detail::Progress{});
+  Projected p{Tensor({d.batch, d.heads, d.len_q, d.d_k}), Tensor({d.batch, d.kv_heads, d.len_kv, d.d_k}),
+              Tensor({d.batch, d.kv_heads, d.len_kv, d.d_k})};
+  detail::project_for_scores(plan, p.q, p.k, p.v);
   return p;
 }
 
@@ -170,7 +162,8 @@ Error out_of_memory(const std::string& what) {
 }  // namespace
 
 Index flash_extra_bytes(const Dims& d, const FlashTiles& tiles, Index threads) {
-  const Index projected = d.batch * (d.len_q + 2 * d.len_kv) * d.d_model;
+  const Index kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;  // 0: not grouped
+  const Index projected = d.batch * (d.len_q * d.d_model + 2 * d.len_kv * kv_heads * d.d_k);
   const Index concat = d.batch * d.len_q * d.d_model;
   const Index per_thread = tiles.queries * tiles.keys + tiles.queries * d.d_k + 3 * tiles.queries;
   return static_cast<Index>(sizeof(float)) * (projected + concat + threads * per_thread);
@@ -268,7 +261,8 @@ Result<FlashSteps> flash_attention_steps(const Session& session, Index batch, In
   }
   out.held_bytes = flash_step_held_bytes(d.len_q, d.d_k, tiles);
   const Index square_stages =
-      2 + !plan.scaled_is_scores() + !plan.masked_is_scaled() + !plan.dropped_is_weights();  // as trace_bytes counts
+      2 + !plan.scaled_is_scores() + plan.alibi() + !plan.masked_is_scaled() +
+      !plan.dropped_is_weights();  // as trace_bytes counts
   out.plain_bytes = static_cast<Index>(sizeof(float)) * square_stages * d.len_q * d.len_kv;
   return out;
 }

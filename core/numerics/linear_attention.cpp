@@ -69,21 +69,29 @@ Result<LinearAttentionResult> linear_attention(const Session& session, bool with
     return make_error(ErrorCode::InvalidConfig,
                       "linear attention cannot apply a custom mask: it never forms the query-key matrix a custom "
                       "mask would zero; use key padding or causal masks, or turn the custom mask off");
+  if (plan.window > 0)
+    return make_error(ErrorCode::InvalidConfig,
+                      "linear attention cannot apply a sliding window: it sums over all keys (or all earlier keys, "
+                      "causal) without forming the query-key matrix a window would cut; turn the window off");
+  if (plan.alibi())
+    return make_error(ErrorCode::InvalidConfig,
+                      "linear attention cannot add ALiBi's bias: the bias acts on the scores before the softmax, "
+                      "and linear attention has neither; choose RoPE or sinusoidal positions, or none");
   const Dims& d = plan.dims;
   LinearAttentionResult r;
   r.dims = d;
   try {
-    Tensor q({d.batch, d.heads, d.len_q, d.d_k}), k({d.batch, d.heads, d.len_kv, d.d_k}),
-        v({d.batch, d.heads, d.len_kv, d.d_k});
-    detail::project_heads(plan, {&q, &k, &v}, detail::Progress{});
+    Tensor q({d.batch, d.heads, d.len_q, d.d_k}), k({d.batch, d.kv_heads, d.len_kv, d.d_k}),
+        v({d.batch, d.kv_heads, d.len_kv, d.d_k});
+    detail::project_for_scores(plan, q, k, v);
     r.context = Tensor({d.batch, d.heads, d.len_q, d.d_k});
     if (with_matrix) r.attention = Tensor({d.batch, d.heads, d.len_q, d.len_kv});
     for (Index bh = 0; bh < d.batch * d.heads; ++bh) {
-      const Index b = bh / d.heads;
+      const Index b = bh / d.heads, b_kv = b * d.kv_heads + d.kv_head(bh % d.heads);
       const float* padding = plan.key_padding ? plan.key_padding->data.data() + b * d.len_kv : nullptr;
       const Matrix phi_q = feature_map(q.matrix(bh));  // (Lq, d_k)
-      const Matrix phi_k = feature_map(k.matrix(bh), padding);  // (Lk, d_k)
-      linear_head(plan, phi_q, phi_k, v.matrix(bh), r.context.matrix(bh));
+      const Matrix phi_k = feature_map(k.matrix(b_kv), padding);  // (Lk, d_k)
+      linear_head(plan, phi_q, phi_k, v.matrix(b_kv), r.context.matrix(bh));
       if (with_matrix) implicit_matrix(plan, phi_q, phi_k, r.attention.matrix(bh));
     }
     Tensor concat({d.batch, d.len_q, d.d_model});

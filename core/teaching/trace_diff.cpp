@@ -42,6 +42,7 @@ Result<TraceDiff> diff_traces(const Trace& before, const Trace& after) {
   TraceDiff diff;
   for (Stage s : kAllStages) {
     const int k = static_cast<int>(s);
+    if (!before.has(s) || !after.has(s)) continue;  // an option on in one trace only: nothing to compare
     // Shared stage pointers are unchanged by construction.
     if (before.stages[k] == after.stages[k]) {
       diff.stages[k].difference = make_tensor(Tensor(after.stages[k]->shape));

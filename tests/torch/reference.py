@@ -77,14 +77,26 @@ def stages(session, leaf=None, absent_rows_attend_nothing=False):
     def bias(name):
         return leaf(name, as_tensor(weights[name])) if use_bias and name in weights else None
 
+    kv_heads = config.get("num_kv_heads") or heads
+    kv_width = kv_heads * d_k
+    positional = config.get("positional") or {"type": "none"}
+    kind = positional.get("type", "none")
+    extra = {}
     if mode == "direct":
         Q, K, V = (leaf(name, with_batch(as_tensor(session[name]), 3)) for name in "qkv")
     else:
         x_q = leaf("x_q" if cross else "x", with_batch(as_tensor(session["x_q" if cross else "x"]), 3))
         x_kv = leaf("x_kv", with_batch(as_tensor(session["x_kv"]), 3)) if cross else x_q
+        if kind == "sinusoidal":  # the Annotated Transformer's table: sin on even, cos on odd columns
+            x_q = x_q + sinusoidal_table(x_q.shape[1], d_model)
+            x_kv = x_kv + sinusoidal_table(x_kv.shape[1], d_model) if cross else x_q
+            extra["x_pos"] = x_q
+            if cross:
+                extra["x_kv_pos"] = x_kv
         if "w_qkv" in weights:
-            w_qkv, b_qkv = weight("w_qkv"), bias("b_qkv")  # (d, 3d), (3d)
-            blocks = [slice(i * d_model, (i + 1) * d_model) for i in range(3)]
+            w_qkv, b_qkv = weight("w_qkv"), bias("b_qkv")  # (d, d + 2·kv_width), Q then K then V
+            blocks = [slice(0, d_model), slice(d_model, d_model + kv_width),
+                      slice(d_model + kv_width, d_model + 2 * kv_width)]
             wq, wk, wv = (w_qkv[:, s] for s in blocks)
             bq, bk, bv = (b_qkv[s] if b_qkv is not None else None for s in blocks)
         else:
@@ -98,14 +110,32 @@ def stages(session, leaf=None, absent_rows_attend_nothing=False):
 
     batch, len_q, len_kv = Q.shape[0], Q.shape[1], K.shape[1]
 
-    def heads_first(t):  # (B, L, d_model) -> (B, h, L, d_k)
-        return t.reshape(t.shape[0], t.shape[1], heads, d_k).permute(0, 2, 1, 3)
-    q, k, v = heads_first(Q), heads_first(K), heads_first(V)
+    def heads_first(t, n):  # (B, L, n·d_k) -> (B, n, L, d_k)
+        return t.reshape(t.shape[0], t.shape[1], n, d_k).permute(0, 2, 1, 3)
+    q, k, v = heads_first(Q, heads), heads_first(K, kv_heads), heads_first(V, kv_heads)
+    q_scored, k_scored = q, k
+    if kind == "rope":
+        base = float(positional.get("rope_base", 10000.0))
+        style = positional.get("rope_style", "half")
+        q_scored = extra["q_rot"] = rope(q, base, style)
+        k_scored = extra["k_rot"] = rope(k, base, style)
+    # HF's repeat_kv: query head h reads K/V head h // (heads / kv_heads).
+    n_rep = heads // kv_heads
+    k_scored = k_scored.repeat_interleave(n_rep, dim=1)
+    v_read = v.repeat_interleave(n_rep, dim=1)
 
-    scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+    scores = torch.einsum("bhqd,bhkd->bhqk", q_scored, k_scored)
     scale_spec = config.get("scale", "sqrt_dk")
     scale = 1.0 / math.sqrt(d_k) if scale_spec == "sqrt_dk" else (1.0 if scale_spec == "none" else float(scale_spec))
     scaled = scores * scale
+    before_mask = scaled
+    if kind == "alibi":
+        i = torch.arange(len_q, dtype=torch.float64)[:, None]
+        j = torch.arange(len_kv, dtype=torch.float64)[None, :]
+        slopes = torch.tensor(alibi_slopes(heads), dtype=torch.float64)[:, None, None]
+        # The stage is float32 in the code under test: round the bias as it does.
+        bias_ = (-slopes * (i - j).abs()).float().double()
+        before_mask = extra["biased"] = scaled + bias_
 
     mask_spec = config.get("mask") or {}
     attend = torch.ones(batch, len_q, len_kv, dtype=torch.bool)
@@ -117,11 +147,13 @@ def stages(session, leaf=None, absent_rows_attend_nothing=False):
         attend &= with_batch(as_tensor(mask_spec["key_padding"]), 2)[:, None, :] != 0
     if mask_spec.get("custom") is not None:
         attend &= with_batch(as_tensor(mask_spec["custom"]), 3) != 0
+    if mask_spec.get("window"):
+        attend &= window_attends(len_q, len_kv, mask_spec["window"], mask_spec.get("global_tokens") or [])
     fill_spec = config.get("mask_fill", "-inf")
     fill = -math.inf if fill_spec == "-inf" else float(fill_spec)
     # The fill is stored as float32 by the code under test: compare against that value.
     fill = float(torch.tensor(fill, dtype=torch.float32))
-    masked = torch.where(attend[:, None], scaled, torch.full_like(scaled, fill))
+    masked = torch.where(attend[:, None], before_mask, torch.full_like(before_mask, fill))
 
     # Softmax written out: subtract the row max, exp, divide by the sum. A row of
     # -inf gives (-inf) - (-inf) = NaN everywhere, as PyTorch does (unless those
@@ -146,7 +178,7 @@ def stages(session, leaf=None, absent_rows_attend_nothing=False):
     else:
         dropped = weights_
 
-    context = torch.einsum("bhqk,bhkd->bhqd", dropped, v)
+    context = torch.einsum("bhqk,bhkd->bhqd", dropped, v_read)
     concat = context.permute(0, 2, 1, 3).reshape(batch, len_q, d_model)
     w_o = weight("w_o")
     if w_o is not None:
@@ -156,9 +188,55 @@ def stages(session, leaf=None, absent_rows_attend_nothing=False):
             output = output + b_o
     else:
         output = concat
-    return {"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled, "masked": masked,
-            "weights": weights_, "dropped": dropped, "context": context, "concat": concat,
-            "output": output}
+    result = {"q": q, "k": k, "v": v, "scores": scores, "scaled": scaled, "masked": masked,
+              "weights": weights_, "dropped": dropped, "context": context, "concat": concat,
+              "output": output}
+    result.update(extra)
+    return result
+
+
+def sinusoidal_table(length, d_model):
+    """(L, d_model): pe[p, 2i] = sin(p / 10000^(2i/d)), pe[p, 2i+1] = cos(same), as the Annotated Transformer."""
+    position = torch.arange(length, dtype=torch.float64)[:, None]
+    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model))
+    pe = torch.zeros(length, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * div)
+    pe[:, 1::2] = torch.cos(position * div)[:, : d_model // 2]
+    return pe
+
+
+def rope(x, base, style):
+    """x (B, n, L, d_k) rotated by position: HF Llama's rotate_half ("half") or GPT-J's rotate_every_two."""
+    d_k, length = x.shape[-1], x.shape[-2]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d_k, 2, dtype=torch.float64) / d_k))
+    freqs = torch.outer(torch.arange(length, dtype=torch.float64), inv_freq)  # (L, d_k/2)
+    if style == "half":
+        emb = torch.cat((freqs, freqs), dim=-1)
+        rotated = torch.cat((-x[..., d_k // 2:], x[..., : d_k // 2]), dim=-1)
+    else:
+        emb = freqs.repeat_interleave(2, dim=-1)
+        rotated = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+    return x * emb.cos() + rotated * emb.sin()
+
+
+def alibi_slopes(n):
+    """Press et al.'s get_slopes (attention_with_linear_biases)."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][: n - closest]
+
+
+def window_attends(len_q, len_kv, window, global_tokens):
+    """(Lq, Lk) bool by explicit loops: |i - j| < window, or i or j a global token."""
+    attend = torch.zeros(len_q, len_kv, dtype=torch.bool)
+    for i in range(len_q):
+        for j in range(len_kv):
+            attend[i, j] = abs(i - j) < window or i in global_tokens or j in global_tokens
+    return attend
 
 
 def compare(name, actual, expected, tolerance=1e-5):

@@ -60,6 +60,7 @@ void draw_diff_window(AppState& app) {
     ImGui::TableHeadersRow();
     for (Stage s : kAllStages) {
       const StageDiff& sd = diff.stage(s);
+      if (!sd.difference) continue;  // not in both traces
       const int k = static_cast<int>(s);
       if (sd.changed > 0 && first_changed < 0) first_changed = k;
       ImGui::TableNextRow();
@@ -78,10 +79,11 @@ void draw_diff_window(AppState& app) {
   }
 
   // The chosen stage as heatmaps: after − before, symmetric range.
-  const int shown = t.diff_stage >= 0    ? t.diff_stage
+  const int chosen = t.diff_stage >= 0 && diff.stage(static_cast<Stage>(t.diff_stage)).difference ? t.diff_stage : -1;
+  const int shown = chosen >= 0           ? chosen
                     : first_changed >= 0 ? first_changed
                                          : static_cast<int>(Stage::Scores);
-  const Stage stage = kAllStages[static_cast<size_t>(shown)];
+  const Stage stage = static_cast<Stage>(shown);
   const StageDiff& sd = diff.stage(stage);
   ImGui::TextUnformatted(app.i18n.format("teach.diff.showing", {{"stage", stage_name(stage)}}).c_str());
   const Dims& d = trace->dims;

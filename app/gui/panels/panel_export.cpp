@@ -148,6 +148,7 @@ void draw_export_window(AppState& app) {
     // One file per stage and format, named as `attention-lab trace` names the stages.
     std::optional<Error> error;
     for (Stage s : kAllStages) {
+      if (!trace->has(s)) continue;
       if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".npy"),
                                             npy_bytes(trace->stage(s)));
       if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".csv"),

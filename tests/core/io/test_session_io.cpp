@@ -541,3 +541,47 @@ TEST_CASE("tensor_to_json: compact nested arrays with non-finite values as strin
   CHECK(tensor_to_json(t) == R"([[[1,0.5]],[["NaN","-Infinity"]]])");
   CHECK(tensor_to_json(Tensor({3}, std::vector<float>{0.1f, -2, 1e-20f})) == "[0.1,-2,1e-20]");
 }
+
+TEST_CASE("session: today's attention keys are read, saved only when set, and read back (issue 14)") {
+  const std::string gqa_weights = R"({"w_q": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+     "w_k": [[1, 0], [0, 1], [1, 1], [0, 0]], "w_v": [[0, 1], [1, 0], [0, 0], [1, 1]],
+     "w_o": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]})";
+  const std::string text = R"({"format": "attention-lab/session", "version": 1,
+    "config": {"d_model": 4, "num_heads": 2, "num_kv_heads": 1,
+               "positional": {"type": "rope", "rope_style": "interleaved", "rope_base": 500},
+               "mask": {"causal": true, "window": 2, "global_tokens": [0]}},
+    "x": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]], "weights": )" + gqa_weights + "}";
+  auto r = parse_session_json(text, "", "s.json");
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  const Config& c = r->config;
+  CHECK(c.num_kv_heads == 1);
+  CHECK(c.positional.type == PositionalType::Rope);
+  CHECK(c.positional.rope_style == RopeStyle::Interleaved);
+  CHECK(c.positional.rope_base == 500.0);
+  CHECK(c.mask.window == 2);
+  CHECK(c.mask.global_tokens == std::vector<Index>{0});
+  const std::string saved = session_to_json(*r);
+  CHECK(contains(saved, R"("num_kv_heads": 1)"));
+  CHECK(contains(saved, R"("positional": {"type": "rope", "rope_style": "interleaved", "rope_base": 500})"));
+  CHECK(contains(saved, R"("window": 2, "global_tokens": [0])"));
+  auto again = parse_session_json(saved, "", "again.json");
+  REQUIRE(again.ok());
+  CHECK(again->config.positional == c.positional);
+  CHECK(again->config.mask.window == 2);
+  CHECK(again->config.num_kv_heads == 1);
+
+  // Without the new options nothing new is written: older sessions save as before.
+  auto plain = parse_session_json(small_session(), "", "s.json");
+  REQUIRE(plain.ok());
+  const std::string plain_saved = session_to_json(*plain);
+  for (const char* key : {"num_kv_heads", "positional", "window", "global_tokens"}) CHECK_FALSE(contains(plain_saved, key));
+
+  // Bad values name the key.
+  CHECK(contains(parse_error_of(small_session(R"(, "positional": {"type": "rotary"})")).message, "\"rotary\""));
+  CHECK(contains(parse_error_of(small_session(R"(, "positional": {"type": "alibi", "rope_base": 10})")).message,
+                 "only for \"type\": \"rope\""));
+  CHECK(contains(parse_error_of(small_session(R"(, "mask": {"window": 0})")).message, "config.mask.window"));
+  CHECK(contains(parse_error_of(small_session(R"(, "mask": {"global_tokens": [-1]})")).message,
+                 "config.mask.global_tokens[0]"));
+  CHECK(contains(parse_error_of(small_session(R"(, "num_kv_heads": 2)")).message, "num_kv_heads"));
+}

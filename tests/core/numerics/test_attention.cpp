@@ -252,7 +252,8 @@ TEST_CASE("fused W_qkv gives the same trace as separate W_Q, W_K, W_V") {
     fused.weights.w_qkv = tensor({d, 3 * d}, w);
     fused.weights.b_qkv = tensor({3 * d}, b);
     auto a = compute_ok(sep), f = compute_ok(fused);
-    for (Stage st : al::kAllStages) check_same_values(f->stage(st), a->stage(st), al::stage_name(st), 1e-6);
+    for (Stage st : al::kAllStages)
+      if (a->has(st)) check_same_values(f->stage(st), a->stage(st), al::stage_name(st), 1e-6);
   }
 }
 

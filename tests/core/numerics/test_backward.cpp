@@ -50,6 +50,7 @@ void check_against_finite_differences(const al::Session& s, std::uint64_t seed =
     check_close("input " + name, *ours, values);
   }
   for (Stage st : al::kAllStages) {
+    if (!(*trace)->has(st)) continue;
     REQUIRE(grads->stages[static_cast<int>(st)]);
     CHECK(grads->stage(st).shape == (*trace)->stage(st).shape);
     check_close(std::string("stage ") + al::stage_name(st), grads->stage(st), finite_difference_stage(s, g, st));
@@ -192,7 +193,7 @@ TEST_CASE("backward: a query with every key masked") {
     const Inputs expected = finite_difference_inputs(s, values_of(upstream));
     for (const auto& [name, values] : expected) check_close("input " + name, *grads->input(name), values);
     for (Stage st : al::kAllStages)
-      check_close(al::stage_name(st), grads->stage(st), finite_difference_stage(s, values_of(upstream), st));
+      if (grads->stages[static_cast<int>(st)]) check_close(al::stage_name(st), grads->stage(st), finite_difference_stage(s, values_of(upstream), st));
     for (Index n = 0; n < 2 * 3 * 3; ++n) CHECK(grads->stage(Stage::Masked).data[size_t(n)] == 0.0f);  // b = 0, both heads
   }
   SUBCASE("with a finite fill: an ordinary uniform softmax") {

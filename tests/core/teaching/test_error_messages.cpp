@@ -81,7 +81,7 @@ std::vector<std::string> foreign_words(const std::string& text, const std::strin
   // The session format's keys (docs/session-format.md), listed when one is misspelt.
   std::set<std::string> allowed = {"format", "version", "description", "config", "tokens",
                                    "weights", "mode", "attention", "bias", "scale", "mask", "dropout", "causal",
-                                   "custom", "training", "seed", "shape", "layout"};
+                                   "custom", "training", "seed", "shape", "layout", "positional", "window"};
   for (auto it = std::sregex_iterator(own.begin(), own.end(), word); it != std::sregex_iterator(); ++it)
     allowed.insert(it->str());
   std::vector<std::string> found;

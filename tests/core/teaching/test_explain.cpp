@@ -61,6 +61,7 @@ void check_every_cell(const al::Session& s) {
   auto trace = trace_of(s);
   const al::Trace& t = *trace;
   for (Stage stage : al::kAllStages) {
+    if (!t.has(stage)) continue;
     const al::Tensor& tensor = t.stage(stage);
     const bool per_head = stage != Stage::Concat && stage != Stage::Output;
     for (al::Index b = 0; b < t.dims.batch; ++b)

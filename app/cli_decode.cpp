@@ -1,0 +1,71 @@
+#include "cli_decode.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "numerics/decode.hpp"
+#include "io/session_io.hpp"
+#include "cli_common.hpp"
+
+namespace al::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: attention-lab decode <preset | session.json> --json\n"
+    "  runs a causal self-attention session token by token with a KV cache and prints\n"
+    "  {\"cache_bytes_per_token\", \"multi_head_bytes_per_token\", \"steps\": [{\"t\", \"positions\",\n"
+    "  \"q\" (B,h,1,d_k), \"k_cache\" (B,h_kv,n,d_k), \"v_cache\", \"weights\" (B,h,1,n),\n"
+    "  \"output\" (B,1,d_model)}, ...]}; with a sliding window the cache keeps the last w positions.\n";
+
+void print_json(const DecodeRun& run) {
+  std::string out = "{\n \"cache_bytes_per_token\": " + std::to_string(run.cache_bytes_per_token) +
+                    ",\n \"multi_head_bytes_per_token\": " + std::to_string(run.multi_head_bytes_per_token) +
+                    ",\n \"steps\": [";
+  for (size_t s = 0; s < run.steps.size(); ++s) {
+    const DecodeStep& step = run.steps[s];
+    out += std::string(s ? ",\n  " : "\n  ") + "{\"t\": " + std::to_string(step.t) + ", \"positions\": [";
+    for (size_t i = 0; i < step.positions.size(); ++i) out += (i ? ", " : "") + std::to_string(step.positions[i]);
+    out += "],\n   \"q\": " + tensor_to_json(step.q) + ",\n   \"k_cache\": " + tensor_to_json(step.k_cache) +
+           ",\n   \"v_cache\": " + tensor_to_json(step.v_cache) + ",\n   \"weights\": " + tensor_to_json(step.weights) +
+           ",\n   \"output\": " + tensor_to_json(step.output) + "}";
+    write(out);  // step by step: a long session is not held as one string
+    out.clear();
+  }
+  out += "\n ]\n}\n";
+  write(out);
+}
+
+}  // namespace
+
+int run_decode(int argc, char** argv) {
+  std::string source;
+  bool json = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error("decode: unknown option " + arg, kUsage);
+    } else if (source.empty()) {
+      source = arg;
+    } else {
+      return usage_error("decode: more than one session given (" + source + ", " + arg + ")", kUsage);
+    }
+  }
+  if (source.empty()) return usage_error("decode: which session? Give a preset name or a session.json file.", kUsage);
+  if (!json) return usage_error("decode: give --json (the only output format).", kUsage);
+  Result<Session> session = load_session_or_preset(source);
+  if (!session) return fail(session.error().message);
+  auto run = decode(*session);
+  if (!run) return fail(run.error().message);
+  print_json(*run);
+  std::fflush(stdout);
+  if (std::ferror(stdout)) return fail("could not write the output (" + source + ")");
+  return 0;
+}
+
+}  // namespace al::cli

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `attention-lab decode`: the JSON contract (keys, shapes per step, the cache growing) and the
+# refusals with their reasons. The values are checked against the full trace in
+# tests/core/numerics/test_decode.cpp and tests/torch/test_torch_modern.py.
+set -uo pipefail
+bin=$1
+failures=0
+source "$(dirname "$0")/expect_error.sh"
+
+# causal-decoder: 6 tokens, d_model 8, 2 heads of d_k 4, B = 1.
+out=$("$bin" decode causal-decoder --json) || { echo "FAIL: decode causal-decoder exited $?"; exit 1; }
+python3 - "$out" <<'PY' || failures=$((failures + 1))
+import json, sys
+run = json.loads(sys.argv[1])
+def shape(t):
+    s = []
+    while isinstance(t, list):
+        s.append(len(t))
+        t = t[0] if t else None
+    return s
+assert run["cache_bytes_per_token"] == 2 * 2 * 4 * 4 == run["multi_head_bytes_per_token"], run
+assert [s["t"] for s in run["steps"]] == list(range(6))
+for s in run["steps"]:
+    n = s["t"] + 1
+    assert s["positions"] == list(range(n)), s["positions"]
+    assert shape(s["q"]) == [1, 2, 1, 4] and shape(s["k_cache"]) == [1, 2, n, 4] == shape(s["v_cache"])
+    assert shape(s["weights"]) == [1, 2, 1, n] and shape(s["output"]) == [1, 1, 8]
+    for head in s["weights"][0]:
+        assert abs(sum(head[0]) - 1) < 1e-6
+print("ok: decode causal-decoder --json")
+PY
+
+expect_error "needs a causal mask" decode default --json
+expect_error "cross attention" decode cross-attention --json
+expect_error "give --json" decode causal-decoder
+expect_error "which session" decode --json
+expect_error "unknown option --fast" decode causal-decoder --json --fast
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
