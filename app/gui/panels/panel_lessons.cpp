@@ -105,6 +105,8 @@ const LookBackStart& look_back(LessonState& state) {
   return *state.look_back;
 }
 
+Positions start_positions(LessonState& state) { return look_back(state).config.positions; }
+
 // Sets the example of a lesson up: its preset (only if the tour did not just load
 // it), the stepper's step, the editor tab and the pinned cell; the look-back steps
 // turn the gradient view on (push the last query's first output cell up) or open
@@ -153,8 +155,10 @@ void apply(AppState& app, LessonState& state) {
   if (lesson.kind == LessonKind::LookBackTrain) {
     TrainingLabState& lab = app.training_lab;
     lab.open = true;
-    if (lab.task != 0) lab.run.reset();  // another task's model: start previous_token's
-    lab.task = 0;                         // previous_token
+    // Another task's or positions' model: start the one of lessons 9-11 (previous_token, learned positions).
+    if (lab.task != 0 || lab.positions != start_positions(state)) lab.run.reset();
+    lab.task = 0;  // previous_token
+    lab.positions = start_positions(state);
     state.place_lab = true;
   }
   state.applied = state.index;
@@ -196,7 +200,7 @@ std::pair<std::string, Params> look_back_text(AppState& app, LessonState& state,
       break;
     case LessonKind::LookBackTrain: {
       const TrainingLabState& lab = app.training_lab;
-      auto s = lab.run && lab.task == 0 ? lab.run->snapshot() : nullptr;
+      auto s = lab.run && lab.task == 0 && lab.positions == start.config.positions ? lab.run->snapshot() : nullptr;
       if (!s || s->steps == 0) {
         LookBackTraining t = look_back_training(start.config, 0, start.config.steps, 0, 0, nullptr, -1, nullptr);
         return {base + ".text_start", t.params};
