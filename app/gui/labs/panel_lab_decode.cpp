@@ -18,9 +18,13 @@ void compute_if_changed(AppState& app, DecodeLabState& lab) {
   lab.revision = app.model.revision();
   lab.run.reset();
   lab.error.clear();
-  Result<DecodeRun> run = decode(app.model.session());
+  const Session& session = app.model.session();
+  Result<DecodeRun> run = decode(session);
   if (!run) {
-    lab.error = app.i18n.error_message(run.error());
+    // decode()'s reasons, in the learner's language where the session tells which.
+    if (session.config.attention == AttentionKind::Cross) lab.error = app.tr("labs.decode.not_cross");
+    else if (!session.config.mask.causal) lab.error = app.tr("labs.decode.not_causal");
+    else lab.error = app.i18n.error_message(run.error());
     return;
   }
   lab.run = std::make_shared<const DecodeRun>(std::move(*run));
@@ -113,7 +117,7 @@ void draw_body(AppState& app, DecodeLabState& lab) {
                                                      {"n", std::to_string(n)},
                                                      {"positions", joined(numbers)}}));
   app.widgets.add_last_item("labs.decode.cache");
-  if (d.heads > 1)
+  if (d.group() > 1)
     wrapped_text_disabled(app.i18n.format("labs.decode.shared", {{"h", std::to_string(h)}, {"g", std::to_string(g)},
                                                                  {"group", std::to_string(d.group())}}));
   const Index tokens = step.t + 1;

@@ -5,6 +5,7 @@
 // coincide, because turning both by the same extra angle changes nothing.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "numerics/positions.hpp"
 #include "panels/panels.hpp"
@@ -158,7 +159,9 @@ void draw_body(AppState& app, RopeLabState& lab) {
   wrapped_text(app.i18n.format("labs.rope.same", {{"diff", lab_number(worst)}}));
   app.widgets.set_fact("labs.rope.max_diff", lab_number(worst));
   app.widgets.set_fact("labs.rope.source", can_use_session && lab.use_session ? "session" : "fixed");
-  app.widgets.set_fact("labs.rope.score_at_0", lab_number(series[0][kOffsets]));
+  char score[32];  // full precision: a test compares it with q·k
+  std::snprintf(score, sizeof score, "%.9g", series[0][kOffsets]);
+  app.widgets.set_fact("labs.rope.score_at_0", score);
 }
 
 }  // namespace
