@@ -11,11 +11,13 @@ Run 2 (Mask tab): the window tool (a click sets w) and the global-token tool (a 
 toggles a key position), checked on the painter's cells and on the weights.
 Run 3 (decode window, GQA + RoPE + window, English): at every step its weights equal
 the reference's row t over the cache's positions; the cache bytes per token.
-Run 4 (decode window on cross attention, 中文): it says why it cannot decode.
+Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
+largest preset made causal is refused for its size instead of freezing the window.
 Run 5 (RoPE window, English and 中文): the score curve depends only on i − j, and its
 value at i = j is q·k of the reference's q and k."""
+import json
+import os
 import sys
-import time
 
 import wiring_util as wu
 from gui_test_util import Failures, output_dir
@@ -234,6 +236,15 @@ try:
     app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "labs.decode.refused" in s["widgets"],
                  "the decode window says why a cross session is not decoded")
     app.screen()
+finally:
+    app.kill()
+
+# Run 4b: the largest preset made causal would keep ~330 MB of caches: refused, not frozen.
+big = json.load(open(os.path.join(sys.argv[2], "assets", "presets", "seed-000-usage.json")))
+big["config"]["mask"] = dict(big["config"].get("mask") or {}, causal=True)
+app = wu.Wiring(binary, big, out, "decode-big", failures, ["--open", "decode"])
+try:
+    app.wait_for(lambda s: s.get("labs.decode.refused") == "yes", "the decode window refuses a session too big to step", 60)
 finally:
     app.kill()
 

@@ -13,12 +13,28 @@ namespace al::gui {
 
 namespace {
 
+// Every step keeps its own copy of the cache: B · 2·H_kv·d_k floats per cached
+// token, L·(L+1)/2 cached tokens over the steps (fewer with a window). Seed 000's
+// 16 x 100 x 512 made causal would need 330 MB and seconds on the UI thread.
+constexpr double kMaxDecodeBytes = 64.0 * (1 << 20);
+
+double decode_bytes(const Session& s) {
+  const double len = static_cast<double>(s.len_q());
+  const double cached = s.config.mask.window > 0 ? len * static_cast<double>(s.config.mask.window) : len * (len + 1) / 2;
+  return 4.0 * static_cast<double>(std::max<Index>(1, s.batch())) * 2.0 *
+         static_cast<double>(kv_input_width(s.config)) * cached;
+}
+
 void compute_if_changed(AppState& app, DecodeLabState& lab) {
   if (lab.revision == app.model.revision()) return;
   lab.revision = app.model.revision();
   lab.run.reset();
   lab.error.clear();
   const Session& session = app.model.session();
+  if (decode_bytes(session) > kMaxDecodeBytes) {
+    lab.error = app.i18n.format("labs.decode.too_big", {{"mb", std::to_string(static_cast<long long>(decode_bytes(session) / 1e6))}});
+    return;
+  }
   Result<DecodeRun> run = decode(session);
   if (!run) {
     // decode()'s reasons, in the learner's language where the session tells which.
