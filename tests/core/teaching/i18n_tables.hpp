@@ -57,7 +57,9 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "float64", "Lq", "Lk", "FlashAttention", "Flash", "HOME" /* $HOME */, "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
       "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam", "RoPE", "Vaswani",  // names: an optimiser, a method, an author
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
-      "JSON", "true", "false", "null"};
+      "JSON", "true", "false", "null",
+      // Names of methods, models and authors, written as in the papers: 旋转位置编码 RoPE.
+      "RoPE", "ALiBi", "Llama", "Mistral", "Vaswani", "Ainslie"};
   std::vector<std::string> found;
   // Placeholders, "quoted" values and dotted paths (config.mask.custom) a learner types in a session file.
   static const std::regex placeholder("\\{[a-z_]+\\}|\"[^\"]*\"|[a-z_]+(\\.[a-z_]+)+");
