@@ -55,7 +55,7 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "MultiheadAttention", "key_padding_mask", "attn_mask", "True", "False", "Concat", "exp", "max",
       "NaN", "inf", "mask_ij", "d_model", "d_k", "W_O", "W_Q", "W_K", "W_V", "b_O", "X_q", "X_kv", "float32",
       "float64", "Lq", "Lk", "FlashAttention", "Flash", "HOME" /* $HOME */, "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
-      "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam", "RoPE", "Vaswani",  // names: an optimiser, a method, an author
+      "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam",  // the optimiser's name
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
       "JSON", "true", "false", "null",
       // Names of methods, models and authors, written as in the papers: 旋转位置编码 RoPE.
