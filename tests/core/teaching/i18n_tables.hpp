@@ -57,7 +57,9 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "float64", "Lq", "Lk", "FlashAttention", "Flash", "QKV", "nn", "F", "FLOPs", "SRAM", "HBM", "GPU", "fill",
       "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam",  // the optimiser's name
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
-      "JSON", "true", "false", "null"};
+      "JSON", "true", "false", "null",
+      // today's attention variants and the models and papers they come from
+      "RoPE", "ALiBi", "Llama", "Mistral", "Longformer", "RoFormer", "Press", "Meta", "base", "GPT"};
   std::vector<std::string> found;
   // Placeholders, "quoted" values and dotted paths (config.mask.custom) a learner types in a session file.
   static const std::regex placeholder("\\{[a-z_]+\\}|\"[^\"]*\"|[a-z_]+(\\.[a-z_]+)+");

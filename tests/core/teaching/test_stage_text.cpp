@@ -127,8 +127,7 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
     for (bool chinese : {false, true}) {
       CAPTURE(chinese);
       std::map<Step, StepText> texts;
-      for (int i = 0; i < kStepCount; ++i) {
-        const Step step = static_cast<Step>(i);
+      for (const Step step : steps_of(c.session)) {
         const StepText text = step_text(step, c.session, &t, lookup_in(chinese), chinese);
         CAPTURE(step_id(step));
         CHECK_FALSE(text.title.empty());
