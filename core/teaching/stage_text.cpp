@@ -300,7 +300,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       break;
     }
     case Step::Alibi: {
-      out.formula = "S‴_ij = S′_ij − m_h·|i − j|";
+      out.formula = "B_ij = S′_ij − m_h·|i − j|";
       add(base + ".explain");
       add(base + ".why");
       if (!c.mask.causal) add(base + ".not_causal");
@@ -390,7 +390,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
 }
 
 const char* step_text_glyphs() {
-  return "ₙ₀…ᵀ√÷×·−∞⊙∈Σ′″‴α→|[]:θ≤";
+  return "ₙ₀…ᵀ√÷×·−∞⊙∈Σ′″α→|[]:θ≤";
 }
 
 }  // namespace al

@@ -208,7 +208,7 @@ void explain_body(AppState& app, const Explanation& e, bool dropout) {
       break;
     }
     case ExplainKind::Rotated: {
-      prose(app.i18n.format("teach.explain.rotated", {{"a", std::to_string(e.dim_a)}, {"b", std::to_string(e.dim_b)}}));
+      prose(app.i18n.format("teach.explain.rotated", {{"a", std::to_string(e.dim_a)}, {"b", std::to_string(e.dim_b)}, {"pair", std::to_string(e.pair)}}));
       const std::string base = e.rope_base == std::floor(e.rope_base) && e.rope_base < 1e12
                                    ? std::to_string(static_cast<long long>(e.rope_base))
                                    : num(e.rope_base);  // 10000, not 1e4

@@ -36,7 +36,7 @@ const char* stage_symbol(Stage stage) {
     case Stage::XKvPos: return "X_kv + PE";
     case Stage::QRot: return "Q_rot";
     case Stage::KRot: return "K_rot";
-    case Stage::Biased: return "S‴ = S′ − m·|i−j|";
+    case Stage::Biased: return "B = S′ − m·|i−j|";
   }
   return "";
 }
