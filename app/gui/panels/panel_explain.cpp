@@ -370,7 +370,7 @@ void apply_teaching_options(AppState& app) {
     return;
   }
   std::string name = parts[0];
-  if (*stage != Stage::Concat && *stage != Stage::Output) name += parts[2] == "avg" ? ".avg" : ".h" + parts[2];
+  if (stage_is_per_head(*stage)) name += parts[2] == "avg" ? ".avg" : ".h" + parts[2];
   app.view.batch = std::atoll(parts[1].c_str());
   if (parts[2] != "avg") app.view.input_head = std::atoll(parts[2].c_str());  // the inputs row shows its head
   app.view.pinned = CellRef{name, std::atoll(parts[3].c_str()), std::atoll(parts[4].c_str())};
