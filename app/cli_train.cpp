@@ -13,10 +13,12 @@ namespace al::cli {
 namespace {
 
 const std::string kUsage =
-    "usage: attention-lab train --task NAME [--steps N] [--seed S] [--out session.json] --json\n"
+    "usage: attention-lab train --task NAME [--steps N] [--seed S] [--positions P] [--out session.json] --json\n"
     "  trains embedding + positions -> one attention layer -> unembedding with Adam, and prints\n"
     "  {\"task\", \"steps\", \"loss\": [one per step], \"heldout_accuracy\", \"seconds\"}\n"
     "  tasks: " + toy_task_names() + "\n"
+    "  --positions  learned (default), sinusoidal (added to the embeddings), or rope (q and k turned\n"
+    "               by position inside the attention)\n"
     "  --out  save the learned attention layer on a held-out sequence as a session\n";
 
 // A whole number in [low, high] from an option's value, or nothing.
@@ -33,7 +35,7 @@ std::optional<long long> whole_number(const std::string& text, long long low, lo
 }  // namespace
 
 int run_train(int argc, char** argv) {
-  std::string task_name, out_path, steps_text, seed_text;
+  std::string task_name, out_path, steps_text, seed_text, positions_text;
   bool json = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -47,8 +49,12 @@ int run_train(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
-    } else if (arg == "--task" || arg == "--steps" || arg == "--seed" || arg == "--out") {
-      std::string& into = arg == "--task" ? task_name : arg == "--steps" ? steps_text : arg == "--seed" ? seed_text : out_path;
+    } else if (arg == "--task" || arg == "--steps" || arg == "--seed" || arg == "--out" || arg == "--positions") {
+      std::string& into = arg == "--task"        ? task_name
+                          : arg == "--steps"     ? steps_text
+                          : arg == "--seed"      ? seed_text
+                          : arg == "--positions" ? positions_text
+                                                 : out_path;
       if (!value(into)) return usage_error("train: " + arg + " needs a value", kUsage);
     } else {
       return usage_error("train: unknown argument " + arg, kUsage);
@@ -71,6 +77,14 @@ int run_train(int argc, char** argv) {
     if (!seed)
       return usage_error("train: --seed must be a whole number from 0 to 2^53, not '" + seed_text + "'", kUsage);
     config.seed = static_cast<std::uint64_t>(*seed);
+  }
+
+  if (!positions_text.empty()) {
+    if (positions_text == "learned") config.positions = Positions::Learned;
+    else if (positions_text == "sinusoidal") config.positions = Positions::Sinusoidal;
+    else if (positions_text == "rope") config.positions = Positions::Rope;
+    else
+      return usage_error("train: --positions is learned, sinusoidal or rope, not '" + positions_text + "'", kUsage);
   }
 
   const auto start = std::chrono::steady_clock::now();

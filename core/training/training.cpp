@@ -7,6 +7,7 @@
 
 #include "numerics/attention.hpp"
 #include "numerics/backward.hpp"
+#include "numerics/positions.hpp"
 #include "base/random.hpp"
 
 namespace al {
@@ -34,10 +35,7 @@ Matrix normal_matrix(Index rows, Index cols, std::uint64_t seed, double stddev) 
 Matrix sinusoidal_positions(Index length, Index d) {
   Matrix p(length, d);
   for (Index l = 0; l < length; ++l)
-    for (Index c = 0; c < d; ++c) {
-      const double angle = static_cast<double>(l) / std::pow(10000.0, static_cast<double>(c - c % 2) / d);
-      p(l, c) = static_cast<float>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
-    }
+    for (Index c = 0; c < d; ++c) p(l, c) = static_cast<float>(sinusoidal_position(l, c, d));
   return p;
 }
 
@@ -102,6 +100,8 @@ struct Trainer::Model {
     s.config.num_heads = config.heads;
     s.config.bias = true;
     s.config.mask.causal = shape.causal;
+    // RoPE: no position in x; the attention turns q and k by position instead.
+    if (config.positions == Positions::Rope) s.config.positional.type = PositionalType::Rope;
     s.x = tensor_of(x, {sequences, shape.length, d});
     s.weights.w_q = tensor_of(w_q.value, {d, d});
     s.weights.w_k = tensor_of(w_k.value, {d, d});
@@ -139,7 +139,8 @@ Trainer::Trainer(const TrainingConfig& config) : model_(std::make_unique<Model>(
   const double w = 1.0 / std::sqrt(static_cast<double>(d));
   m.embed.init(normal_matrix(m.shape.vocab, d, seed + 1, 1.0));
   if (config.positions == Positions::Learned) m.positions.init(normal_matrix(L, d, seed + 2, 1.0));
-  else m.positions.init(sinusoidal_positions(L, d), false);
+  else if (config.positions == Positions::Sinusoidal) m.positions.init(sinusoidal_positions(L, d), false);
+  else m.positions.init(Matrix::Zero(L, d), false);  // RoPE: positions enter in the attention
   m.w_q.init(normal_matrix(d, d, seed + 3, w));
   m.w_k.init(normal_matrix(d, d, seed + 4, w));
   m.w_v.init(normal_matrix(d, d, seed + 5, w));

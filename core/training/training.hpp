@@ -1,6 +1,6 @@
 #pragma once
 // A tiny model trained on a toy task with the app's own forward (compute) and
-// backward: token embedding + positions (learned or sinusoidal) -> one
+// backward: token embedding + positions (learned, sinusoidal, or RoPE inside the attention) -> one
 // multi-head attention layer -> unembedding -> cross-entropy over the scored
 // positions, optimised with Adam. Seeded and deterministic on one machine.
 #include <memory>
@@ -12,7 +12,7 @@
 
 namespace al {
 
-enum class Positions { Learned, Sinusoidal };
+enum class Positions { Learned, Sinusoidal, Rope };
 
 struct TrainingConfig {
   ToyTask task = ToyTask::PreviousToken;

@@ -41,6 +41,7 @@ c=$("$bin" train --task duplicate --steps 30 --seed 5 --json | python3 -c 'impor
 source "$(dirname "$0")/expect_error.sh"
 expect_error "unknown task 'sorting'; the tasks are previous_token, max_so_far, duplicate" train --task sorting --json
 expect_error "which task" train --json
+expect_error "--positions is learned, sinusoidal or rope, not 'alibi'" train --task previous_token --positions alibi --json
 expect_error "--steps must be a whole number" train --task duplicate --steps ten --json
 expect_error "--steps must be a whole number" train --task duplicate --steps 0 --json
 expect_error "--seed must be a whole number" train --task duplicate --seed -1 --json

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "numerics/attention.hpp"
+#include "numerics/decode.hpp"
 #include "io/matrix_io.hpp"
 #include "io/session_io.hpp"
 
@@ -49,6 +50,10 @@ void run_session(const std::string& text, const std::string& files_dir) {
   const std::vector<Index> expected = {loaded->batch(), loaded->len_q(), loaded->config.d_model};
   if (out.shape != expected)
     property_failed("the output shape is not (B, Lq, d_model)", shape_string(out.shape) + " vs " + shape_string(expected));
+  // Decoding token by token runs or refuses cleanly, one step per position.
+  auto run = decode(*loaded);
+  if (!run) return check_error(run.error());
+  if (static_cast<Index>(run->steps.size()) != loaded->len_q()) property_failed("decode: not one step per token", "");
 }
 
 void run_npy(const std::string& bytes) {

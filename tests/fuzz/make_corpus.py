@@ -71,6 +71,17 @@ def main():
     w = identity(4, 0.5)
     weights = {"w_q": w, "w_k": w, "w_v": w, "w_o": w}
     write("corpus/session", "minimal.json", session(x=x, weights=weights))
+    # Today's attention (issue 14): grouped-query K/V (4 x 2 weights: 2 heads of d_k 2 share one K/V head),
+    # RoPE, ALiBi, sinusoidal positions, windows and global tokens.
+    narrow = [[0.5, 0.0], [0.0, 0.5], [0.1, 0.2], [0.3, 0.0]]
+    write("corpus/session", "modern-gqa-rope-window.json", session(
+        config={"num_heads": 2, "num_kv_heads": 1, "positional": {"type": "rope", "rope_style": "interleaved"},
+                "mask": {"causal": True, "window": 2, "global_tokens": [0]}},
+        x=x, weights={"w_q": w, "w_k": narrow, "w_v": narrow, "w_o": w}))
+    write("corpus/session", "modern-alibi.json", session(
+        config={"num_heads": 2, "positional": {"type": "alibi"}, "mask": {"causal": True}}, x=x, weights=weights))
+    write("corpus/session", "modern-sinusoidal-window.json", session(
+        config={"num_heads": 1, "positional": {"type": "sinusoidal"}, "mask": {"window": 1}}, x=x, weights=weights))
     write("corpus/session", "files.json", session(
         config={"num_heads": 2, "mask": {"custom": {"csv": "mask3.csv"}}},
         x={"npy": "x.npy"},

@@ -38,10 +38,35 @@ void controls(AppState& app, TrainingLabState& lab) {
   app.widgets.add_last_item("training.task");
   wrapped_text_disabled(app.tr(std::string("training.about.") + toy_task_name(kTasks[lab.task])));
 
+  // Positions: learned rows added to the embeddings, the fixed sinusoidal table, or RoPE inside the attention.
+  static constexpr std::pair<Positions, const char*> kPositions[] = {
+      {Positions::Learned, "learned"}, {Positions::Sinusoidal, "sinusoidal"}, {Positions::Rope, "rope"}};
+  const char* chosen = "learned";
+  for (const auto& [p, key] : kPositions)
+    if (p == lab.positions) chosen = key;
+  ImGui::SetNextItemWidth(16.0f * font);
+  if (ImGui::BeginCombo((std::string(app.tr("training.positions")) + "###training_positions").c_str(),
+                        app.tr(std::string("training.positions.") + chosen))) {
+    for (const auto& [p, key] : kPositions) {
+      ImGui::PushID(key);
+      if (ImGui::Selectable(app.tr(std::string("training.positions.") + key), p == lab.positions) &&
+          p != lab.positions) {
+        lab.positions = p;
+        lab.run.reset();  // other positions: a new model
+      }
+      app.widgets.add_last_item(std::string("training.positions.") + key);
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  app.widgets.add_last_item("training.positions");
+  app.widgets.set_fact("training.positions", chosen);
+  wrapped_text_disabled(app.tr(std::string("training.positions.about.") + chosen));
+
   const bool running = lab.run && lab.run->running();
   auto ensure_run = [&] {
     if (!lab.run) {
-      lab.run = std::make_unique<TrainingRun>(kTasks[lab.task]);
+      lab.run = std::make_unique<TrainingRun>(kTasks[lab.task], lab.positions);
       ++lab.runs_started;
     }
     lab.run->set_pace(lab.pace);

@@ -6,8 +6,15 @@
 
 namespace al::gui {
 
-TrainingRun::TrainingRun(ToyTask task)
-    : trainer_(default_training(task)), example_(trainer_.heldout_tokens(1)) {
+namespace {
+TrainingConfig with_positions(TrainingConfig config, Positions positions) {
+  config.positions = positions;
+  return config;
+}
+}  // namespace
+
+TrainingRun::TrainingRun(ToyTask task, Positions positions)
+    : trainer_(with_positions(default_training(task), positions)), example_(trainer_.heldout_tokens(1)) {
   auto first = std::make_shared<TrainingSnapshot>();
   first->task = task;
   first->target_steps = trainer_.config().steps;

@@ -35,7 +35,7 @@ class TrainingRun {
   static constexpr int kAccuracyEvery = 25;  // steps between held-out evaluations (and heatmap updates)
   static constexpr int kDefaultPace = 150;   // steps per second: previous_token's 300 steps in 2 s
 
-  explicit TrainingRun(ToyTask task);
+  TrainingRun(ToyTask task, Positions positions);
   ~TrainingRun();  // stops and joins the worker
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
@@ -68,6 +68,7 @@ class TrainingRun {
 struct TrainingLabState {
   bool open = false;
   int task = 0;                        // ToyTask
+  Positions positions = Positions::Learned;  // how the model knows where a token is
   std::unique_ptr<TrainingRun> run;    // made on the first start / step; reset drops it
   int pace = TrainingRun::kDefaultPace;  // steps per second
   int runs_started = 0;                // names each run's textures: a new run's step 0 is not the last one's

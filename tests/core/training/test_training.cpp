@@ -52,10 +52,15 @@ TEST_CASE("training: the same seed gives the same run, another seed another") {
   CHECK(a.back() < a.front());
 }
 
-TEST_CASE("training: previous_token learns the off-diagonal head") {
-  al::Trainer trainer(al::default_training(ToyTask::PreviousToken));
+TEST_CASE("training: previous_token learns the off-diagonal head, with learned positions and with RoPE") {
+  al::TrainingConfig config = al::default_training(ToyTask::PreviousToken);
+  SUBCASE("learned positions") {}
+  SUBCASE("RoPE: no position in x, q and k turned by position") { config.positions = al::Positions::Rope; }
+  al::Trainer trainer(config);
   for (int s = 0; s < trainer.config().steps; ++s) trainer.step();
   CHECK(trainer.heldout_accuracy() >= 0.98);
+  CHECK((trainer.heldout_session().config.positional.type == al::PositionalType::Rope) ==
+        (config.positions == al::Positions::Rope));
   // The learned layer, as a session: some head puts most of every row (after
   // the first) on the token before.
   const al::Session session = trainer.heldout_session(4);
@@ -63,13 +68,21 @@ TEST_CASE("training: previous_token learns the off-diagonal head") {
   REQUIRE(trace);
   const al::Tensor& w = (*trace)->stage(al::Stage::Weights);  // (4, h, 8, 8)
   for (Index b = 0; b < 4; ++b) {
-    bool some_head = false;
-    for (Index h = 0; h < w.dim(1); ++h) {
-      bool all_rows = true;
-      for (Index i = 1; i < 8; ++i) all_rows = all_rows && w.at({b, h, i, i - 1}) > 0.5f;
-      some_head = some_head || all_rows;
+    if (config.positions == al::Positions::Learned) {  // one head is the previous-token head
+      bool some_head = false;
+      for (Index h = 0; h < w.dim(1); ++h) {
+        bool all_rows = true;
+        for (Index i = 1; i < 8; ++i) all_rows = all_rows && w.at({b, h, i, i - 1}) > 0.5f;
+        some_head = some_head || all_rows;
+      }
+      CHECK(some_head);
+    } else {  // RoPE's scores depend on the tokens too: the heads share the rows between them
+      for (Index i = 1; i < 8; ++i) {
+        bool some_head = false;
+        for (Index h = 0; h < w.dim(1); ++h) some_head = some_head || w.at({b, h, i, i - 1}) > 0.5f;
+        CHECK_MESSAGE(some_head, "sequence " << b << " row " << i);
+      }
     }
-    CHECK(some_head);
   }
   CHECK(session.tokens.size() == 8);
 }
