@@ -2,7 +2,8 @@
 2 K/V heads, RoPE, causal) renders in English and Chinese without a crash or a missing glyph, with K, V and
 k_rot drawn per K/V head (two heatmaps, not eight); explain on a score cell of query head 5 sums
 q_rot[5] · k_rot[K/V head 1] (computed here from the trace's JSON); the timeline shows the RoPE, ALiBi and
-x_pos steps only for the presets that have them; the other new presets open at their new step."""
+x_pos steps only for the presets that have them; the other new presets open at their new step; the lesson
+from the seeds' MHA to a Llama block quotes its measured changes."""
 import json
 import os
 import subprocess
@@ -62,6 +63,19 @@ for preset, step, pin, new in (("alibi-6-heads", "alibi", "biased:0:4:5:2", "ali
         failures.check(widgets.get("missing_glyphs", "") == "", f"[{lang}] {preset}: missing glyphs {widgets.get('missing_glyphs')}")
         others = {"rope", "alibi", "x_pos"} - {new}
         failures.check(not any(f"timeline.{o}" in w for o in others), f"[{lang}] {preset}: no step of an option it lacks")
+
+# The lesson from the seeds' MHA to a Llama block (lessons 9-12): each step's text is filled with measured
+# numbers; the GQA step says the cache shrinks from 2·8·4 = 64 to 2·2·4 = 16 numbers per token (256 → 64 bytes).
+for number, stage, needed in ((9, "weights", []), (10, "masked", ["224 cells"]), (11, "qkv", ["16 K/V numbers", "64", "256"]),
+                              (12, "rope", [])):
+    for lang in ("en", "zh"):
+        _, widgets = screenshot(binary, "default", "x", out, f"lesson{number}-{lang}", ["--lang", lang, "--lesson", str(number)])
+        text = widgets.get("lesson.text.lines", "")
+        failures.check(text != "" and "{" not in text, f"[{lang}] lesson {number} has its numbers: {text!r}")
+        failures.check(widgets.get("step") == stage, f"[{lang}] lesson {number} shows step {stage}, got {widgets.get('step')}")
+        if lang == "en":
+            for part in needed:
+                failures.check(part in text, f"lesson {number} says {part!r}: {text!r}")
 
 # No recovery file left behind in this test's state folder.
 state = os.environ.get("XDG_STATE_HOME")

@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "io/session_io.hpp"
+#include "numerics/attention.hpp"
+#include "teaching/llama_path.hpp"
 #include "panels/panels.hpp"
 #include "state/documents.hpp"
 #include "widgets/text_wrap.hpp"
@@ -24,6 +26,7 @@ struct Lesson {
   const char* target;   // widget to outline
   Stage pin_stage;      // the cell the text quotes: stage (head 0), row, column
   Index pin_row, pin_col;
+  int path_step = -1;   // a step of llama_path() (the session it builds) instead of the preset
 };
 
 const Lesson kLessons[] = {
@@ -35,6 +38,11 @@ const Lesson kLessons[] = {
     {"multi_head", "default", Step::Concat, "config", "heatmap.concat", Stage::Concat, 1, 0},
     {"masks", "causal-decoder", Step::Masked, "mask", "heatmap.masked.h0", Stage::Masked, 1, 3},
     {"cross", "cross-attention", Step::Weights, "", "heatmap.weights.h0", Stage::Weights, 1, 1},
+    // From the seeds' MHA to a Llama block, one option at a time (core/teaching/llama_path.hpp).
+    {"path_mha", "llama-block", Step::Weights, "", "heatmap.weights.h0", Stage::Weights, 2, 5, 0},
+    {"path_causal", "llama-block", Step::Masked, "", "heatmap.masked.h0", Stage::Masked, 2, 5, 1},
+    {"path_gqa", "llama-block", Step::Qkv, "", "heatmap.k.h0", Stage::K, 2, 0, 2},
+    {"path_rope", "llama-block", Step::Rope, "", "heatmap.q_rot.h0", Stage::QRot, 3, 0, 3},
 };
 constexpr int kLessonCount = static_cast<int>(sizeof kLessons / sizeof kLessons[0]);
 
@@ -79,22 +87,67 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
           {"context", lab_number(cell(trace, Stage::Context, r, 0))}};
 }
 
+// What the lesson's step of the path changed: the previous step's session traced
+// here (8 tokens: cheap, and cached while the lesson and the trace stay) against the trace on screen.
+void add_path_params(const Lesson& lesson, const Trace& trace, Params& params) {
+  if (lesson.path_step < 0) return;
+  const Dims& d = trace.dims;
+  const Index kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;
+  params.push_back({"h_kv", std::to_string(kv_heads)});
+  params.push_back({"group", std::to_string(d.heads / kv_heads)});
+  if (lesson.path_step == 0) return;
+  static int cached_step = -1;
+  static std::shared_ptr<const Trace> before;
+  if (cached_step != lesson.path_step) {
+    before.reset();
+    if (auto path = llama_path())
+      if (auto t = compute((*path)[static_cast<size_t>(lesson.path_step - 1)].session)) before = *t;
+    cached_step = lesson.path_step;
+  }
+  if (!before || before->dims.len_q != d.len_q || before->dims.len_kv != d.len_kv || before->dims.heads != d.heads ||
+      before->dims.batch != d.batch)
+    return;  // the learner changed the sizes: no step to compare with (the text shows its placeholders' names)
+  const PathChange change = path_change(*before, trace);
+  params.insert(params.end(), {{"newly_masked", std::to_string(change.newly_masked)},
+                               {"max_weight_change", lab_number(change.max_weight_change)},
+                               {"max_output_change", lab_number(change.max_output_change)},
+                               {"kv_before", std::to_string(change.kv_floats_before)},
+                               {"kv_after", std::to_string(change.kv_floats_after)},
+                               {"kv_bytes_before", std::to_string(4 * change.kv_floats_before)},
+                               {"kv_bytes_after", std::to_string(4 * change.kv_floats_after)}});
+}
+
 // Sets the example of a lesson up: its preset (only if the tour did not just load
 // it), the stepper's step, the editor tab and the pinned cell.
 void apply(AppState& app, LessonState& state) {
   const Lesson& lesson = kLessons[state.index];
-  if (state.preset != lesson.preset || state.preset_revision != app.model.revision()) {
-    auto session = load_preset(lesson.preset);
+  const std::string example = lesson.path_step < 0 ? lesson.preset : std::string(lesson.preset) + "/" + lesson.id;
+  if (state.preset != example || state.preset_revision != app.model.revision()) {
+    Result<Session> session = lesson.path_step < 0 ? load_preset(lesson.preset) : Result<Session>(Session{});
+    if (lesson.path_step >= 0) {
+      auto path = llama_path();
+      session = path ? Result<Session>((*path)[static_cast<size_t>(lesson.path_step)].session)
+                     : Result<Session>(path.error());
+    }
     if (!session) {
       app.notices.push_back(app.i18n.error_message(session.error()));
       return;
     }
     // The session only counts as unsaved if the lesson changed it: the same
     // example stays as it is (and unmodified).
-    if (session_to_json(*session) != session_to_json(app.model.session()) &&
-        !open_example(app, lesson.preset, app.i18n.format("lessons.edit_label", {{"preset", lesson.preset}})))
-      return;
-    state.preset = lesson.preset;
+    const std::string label = app.i18n.format("lessons.edit_label", {{"preset", example}});
+    if (session_to_json(*session) != session_to_json(app.model.session())) {
+      if (lesson.path_step < 0) {
+        if (!open_example(app, lesson.preset, label)) return;
+      } else if (app.model.modified()) {
+        app.edit(std::move(*session), label, "examples");  // undo brings the learner's work back
+      } else {
+        app.model.reset(std::move(*session));
+        app.files.path.clear();  // Save asks where: it never overwrites the file opened before
+      }
+      app.document = example;
+    }
+    state.preset = example;
     state.preset_revision = app.model.revision();
   }
   app.view.step = lesson.step;
@@ -175,7 +228,8 @@ void draw_lessons(AppState& app) {
     const Session& session = app.model.trace_session();
     // The scaling lesson names the scale in use once the learner changes it.
     const std::string variant = shown && lesson.step == Step::Scaled ? scale_key_suffix(session) : "";
-    const Params params = shown ? lesson_params(lesson, *trace, session) : Params{};
+    Params params = shown ? lesson_params(lesson, *trace, session) : Params{};
+    if (shown) add_path_params(lesson, *trace, params);
     wrapped_text_colored(kFormulaColour, app.i18n.format(base + ".title" + variant, params));
     const std::string lines = shown ? wrapped_text(app.i18n.format(base + ".text" + variant, params))
                                     : wrapped_text(app.tr("lessons.no_trace"));
