@@ -59,7 +59,7 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
       "JSON", "true", "false", "null",
       // today's attention variants and the models and papers they come from
-      "RoPE", "ALiBi", "Llama", "Mistral", "Longformer", "RoFormer", "Press", "Meta", "base", "GPT"};
+      "RoPE", "ALiBi", "Llama", "Mistral", "Longformer", "RoFormer", "Press", "Meta", "base", "GPT", "Vaswani"};
   std::vector<std::string> found;
   // Placeholders, "quoted" values and dotted paths (config.mask.custom) a learner types in a session file.
   static const std::regex placeholder("\\{[a-z_]+\\}|\"[^\"]*\"|[a-z_]+(\\.[a-z_]+)+");
