@@ -21,16 +21,30 @@
 namespace al {
 namespace {
 
+// K and V's width H_kv·d_k for a given d_model: d_model for multi-head attention,
+// and also when the heads do not split d_model (validate() says why; the inputs
+// keep the multi-head shape meanwhile).
+Index kv_width_for(const Config& c, Index d_model) {
+  const Index h = c.num_heads, kv = c.kv_heads();
+  if (h < 1 || kv < 1 || kv == h || d_model % h != 0 || h % kv != 0) return d_model;
+  return kv * (d_model / h);
+}
+
 struct Sizes {
   Index batch, len_q, len_kv, d_model;
+  Index kv;  // H_kv·d_k: the width of K, V, W_K, W_V
 };
+
+Sizes sizes_for(const Config& c, Index batch, Index len_q, Index len_kv, Index d_model) {
+  return {batch, len_q, len_kv, d_model, kv_width_for(c, d_model)};
+}
 
 // The session's sizes, with 1 where there is no input yet to tell (creating the
 // first input of an empty session still needs a shape).
 Sizes sizes_of(const Session& s) {
   const auto at_least_one = [](Index n) { return n > 0 ? n : Index{1}; };
-  return {at_least_one(s.batch()), at_least_one(s.len_q()), at_least_one(s.len_kv()),
-          at_least_one(s.config.d_model)};
+  return sizes_for(s.config, at_least_one(s.batch()), at_least_one(s.len_q()), at_least_one(s.len_kv()),
+                   at_least_one(s.config.d_model));
 }
 
 // The inputs with a batch axis: (B, L, d).
@@ -90,14 +104,17 @@ const TensorPtr& slot(const Session& s, InputId id) { return slot(const_cast<Ses
 
 // The shape an input must have for the given sizes.
 std::vector<Index> expected_shape(InputId id, const Sizes& z) {
-  const Index d = z.d_model;
+  const Index d = z.d_model, kv = z.kv;
   switch (id) {
     case InputId::X: case InputId::Q: return {z.batch, z.len_q, d};
-    case InputId::XKv: case InputId::K: case InputId::V: return {z.batch, z.len_kv, d};
-    case InputId::WQ: case InputId::WK: case InputId::WV: case InputId::WO: return {d, d};
-    case InputId::BQ: case InputId::BK: case InputId::BV: case InputId::BO: return {d};
-    case InputId::WQkv: return {d, 3 * d};
-    case InputId::BQkv: return {3 * d};
+    case InputId::XKv: return {z.batch, z.len_kv, d};
+    case InputId::K: case InputId::V: return {z.batch, z.len_kv, kv};
+    case InputId::WQ: case InputId::WO: return {d, d};
+    case InputId::WK: case InputId::WV: return {d, kv};
+    case InputId::BQ: case InputId::BO: return {d};
+    case InputId::BK: case InputId::BV: return {kv};
+    case InputId::WQkv: return {d, d + 2 * kv};
+    case InputId::BQkv: return {d + 2 * kv};
     case InputId::MaskCustom: return {z.batch, z.len_q, z.len_kv};
     case InputId::KeyPadding: return {z.batch, z.len_kv};
   }
@@ -125,47 +142,63 @@ void ensure_input(Session& s, InputId id, const Sizes& z) {
   if (!p) p = make_tensor(new_input(id, z));
 }
 
-// --- Column blocks of the fused W_qkv (d, 3d) and b_qkv (3d) ------------------
+// --- Column blocks of the fused W_qkv (d, d + 2·kv) and b_qkv (d + 2·kv) ---------
+// Q is columns [0, d), K [d, d + kv), V [d + kv, d + 2·kv), kv = H_kv·d_k.
 
 // Rows of a tensor seen as (size / cols, cols): a bias is one row.
 Index row_count(const Tensor& t) { return t.cols() == 0 ? 0 : t.size() / t.cols(); }
 
-bool splits_in_three(const Tensor& t) { return t.rank() >= 1 && t.cols() % 3 == 0; }
+struct Blocks {
+  Index d, kv;
+  Index offset(int block) const { return block == 0 ? 0 : d + (block - 1) * kv; }
+  Index width(int block) const { return block == 0 ? d : kv; }
+  bool fits(const Tensor& fused) const { return fused.rank() >= 1 && fused.cols() == d + 2 * kv; }
+};
 
-Tensor column_block(const Tensor& fused, int block) {
-  const Index width = fused.cols() / 3;
-  std::vector<Index> shape = fused.shape;
+Blocks blocks_of(const Session& s) {
+  const Sizes z = sizes_of(s);
+  return {z.d_model, z.kv};
+}
+
+// Columns [offset, offset + width) of every row.
+Tensor columns(const Tensor& t, Index offset, Index width) {
+  std::vector<Index> shape = t.shape;
   shape.back() = width;
   Tensor part(std::move(shape));
-  for (Index r = 0; r < row_count(fused); ++r)
+  for (Index r = 0; r < row_count(t); ++r)
     for (Index c = 0; c < width; ++c)
-      part.data[static_cast<size_t>(r * width + c)] =
-          fused.data[static_cast<size_t>(r * fused.cols() + block * width + c)];
+      part.data[static_cast<size_t>(r * width + c)] = t.data[static_cast<size_t>(r * t.cols() + offset + c)];
   return part;
 }
 
-Tensor with_column_block(const Tensor& fused, int block, const Tensor& part) {
+Tensor column_block(const Tensor& fused, const Blocks& b, int block) {
+  return columns(fused, b.offset(block), b.width(block));
+}
+
+Tensor with_column_block(const Tensor& fused, const Blocks& b, int block, const Tensor& part) {
   Tensor out = fused;
-  const Index width = fused.cols() / 3;
+  const Index offset = b.offset(block), width = b.width(block);
   for (Index r = 0; r < row_count(fused); ++r)
     for (Index c = 0; c < width; ++c)
-      out.data[static_cast<size_t>(r * fused.cols() + block * width + c)] =
-          part.data[static_cast<size_t>(r * width + c)];
+      out.data[static_cast<size_t>(r * fused.cols() + offset + c)] = part.data[static_cast<size_t>(r * width + c)];
   return out;
 }
 
-// [q | k | v] along the last axis; the three must have the same shape.
+// [q | k | v] along the last axis.
 Tensor concat_columns(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const Blocks b{q.cols(), k.cols()};
   std::vector<Index> shape = q.shape;
-  shape.back() *= 3;
+  shape.back() = b.d + 2 * b.kv;
   Tensor fused(std::move(shape));
   int block = 0;
-  for (const Tensor* part : {&q, &k, &v}) fused = with_column_block(fused, block++, *part);
+  for (const Tensor* part : {&q, &k, &v}) fused = with_column_block(fused, b, block++, *part);
   return fused;
 }
 
-bool same_shapes(const TensorPtr& a, const TensorPtr& b, const TensorPtr& c) {
-  return a->shape == b->shape && b->shape == c->shape && a->rank() >= 1;
+// Q, K, V parts that concatenate: same rows, K and V of the same width.
+bool concatenates(const TensorPtr& q, const TensorPtr& k, const TensorPtr& v) {
+  if (q->rank() < 1 || k->shape != v->shape || q->rank() != k->rank()) return false;
+  return std::equal(q->shape.begin(), q->shape.end() - 1, k->shape.begin());
 }
 
 // --- Resizing -------------------------------------------------------------------
@@ -265,6 +298,8 @@ std::optional<Tensor> custom_mask_3d(const Session& s, const Sizes& z) {
 
 }  // namespace
 
+Index kv_input_width(const Config& c) { return kv_width_for(c, c.d_model); }
+
 const char* input_name(InputId id) {
   switch (id) {
     case InputId::X: return "x";
@@ -292,8 +327,9 @@ TensorPtr input(const Session& s, InputId id) {
   const int block = fused_block(id);
   if (block >= 0 && s.weights.fused()) {
     const TensorPtr& fused = is_bias(id) ? s.weights.b_qkv : s.weights.w_qkv;
-    if (!fused || !splits_in_three(*fused)) return nullptr;
-    return make_tensor(column_block(*fused, block));
+    const Blocks blocks = blocks_of(s);
+    if (!fused || !blocks.fits(*fused)) return nullptr;
+    return make_tensor(column_block(*fused, blocks, block));
   }
   return slot(s, id);
 }
@@ -302,11 +338,11 @@ Session with_input(const Session& s, InputId id, TensorPtr value) {
   const int block = fused_block(id);
   if (block >= 0 && s.weights.fused()) {
     const TensorPtr& fused = is_bias(id) ? s.weights.b_qkv : s.weights.w_qkv;
-    if (value && fused && splits_in_three(*fused) &&
-        column_block(*fused, block).shape == value->shape) {
+    const Blocks blocks = blocks_of(s);
+    if (value && fused && blocks.fits(*fused) && column_block(*fused, blocks, block).shape == value->shape) {
       Session out = s;
       (is_bias(id) ? out.weights.b_qkv : out.weights.w_qkv) =
-          make_tensor(with_column_block(*fused, block, *value));
+          make_tensor(with_column_block(*fused, blocks, block, *value));
       return out;
     }
     // The value does not fit a block (an import of another shape): store the
@@ -368,7 +404,7 @@ std::optional<Error> check_sizes(const Session& s, Index batch, Index len_q, Ind
                           ", d_model " + std::to_string(d_model) + ")");
   // The inputs alone must fit before they are allocated (a custom mask is
   // Lq x Lk per batch item); the trace is checked by compute() itself.
-  const Sizes z{batch, len_q, len_kv, d_model};
+  const Sizes z = sizes_for(s.config, batch, len_q, len_kv, d_model);
   double bytes = 0;  // in double: absurd sizes must not overflow the count
   for (InputId id : kAllInputs) {
     if (!slot(s, id)) continue;
@@ -390,7 +426,7 @@ std::optional<Error> check_sizes(const Session& s, Index batch, Index len_q, Ind
 
 Session with_sizes(const Session& s, Index batch, Index len_q, Index len_kv, Index d_model) {
   const bool cross = s.config.attention == AttentionKind::Cross;
-  const Sizes z{batch, len_q, cross ? len_kv : len_q, d_model};
+  const Sizes z = sizes_for(s.config, batch, len_q, cross ? len_kv : len_q, d_model);
   if (check_sizes(s, z.batch, z.len_q, z.len_kv, z.d_model)) return s;
   // W_qkv's overlap is per Q/K/V block, not per raw column: resize the parts.
   const bool fused = s.weights.fused();
@@ -398,6 +434,9 @@ Session with_sizes(const Session& s, Index batch, Index len_q, Index len_kv, Ind
   out.config.d_model = d_model;  // num_heads is kept; validate() reports if it no longer divides
   for (InputId id : kAllInputs) resize_input(out, id, z);
   out.tokens = resized_tokens(out.tokens, z.len_q);
+  // A global token past the new end is no longer a position of the sequence.
+  auto& global = out.config.mask.global_tokens;
+  global.erase(std::remove_if(global.begin(), global.end(), [&](Index p) { return p >= z.len_q; }), global.end());
   if (cross) out.tokens_kv = resized_tokens(out.tokens_kv, z.len_kv);
   if (fused) {
     Session refused = with_fused(out, true);
@@ -456,7 +495,8 @@ Session with_attention(const Session& s, AttentionKind kind) {
   const bool cross = kind == AttentionKind::Cross;
   // Switching to cross starts with keys as long as the queries; back to self,
   // keys are the queries again, so every key-side input takes Lq.
-  const Sizes z{before.batch, before.len_q, cross ? before.len_kv : before.len_q, before.d_model};
+  const Sizes z = sizes_for(s.config, before.batch, before.len_q, cross ? before.len_kv : before.len_q,
+                            before.d_model);
   conform_inputs(out, z);
   if (cross) {
     if (out.tokens_kv.empty()) out.tokens_kv = out.tokens;
@@ -474,23 +514,24 @@ Session with_fused(const Session& s, bool fused) {
   if (fused) {
     for (InputId id : {InputId::WQ, InputId::WK, InputId::WV}) ensure_input(out, id, z);
     // Parts of different shapes cannot be concatenated; validate() names them.
-    if (!same_shapes(w.w_q, w.w_k, w.w_v)) return s;
+    if (!concatenates(w.w_q, w.w_k, w.w_v)) return s;
     w.w_qkv = make_tensor(concat_columns(*w.w_q, *w.w_k, *w.w_v));
     if (w.b_q || w.b_k || w.b_v) {
       for (InputId id : {InputId::BQ, InputId::BK, InputId::BV}) ensure_input(out, id, z);
-      if (!same_shapes(w.b_q, w.b_k, w.b_v)) return s;
+      if (!concatenates(w.b_q, w.b_k, w.b_v)) return s;
       w.b_qkv = make_tensor(concat_columns(*w.b_q, *w.b_k, *w.b_v));
     }
     w.w_q = w.w_k = w.w_v = w.b_q = w.b_k = w.b_v = nullptr;
   } else {
-    if (!splits_in_three(*w.w_qkv) || (w.b_qkv && !splits_in_three(*w.b_qkv))) return s;
-    w.w_q = make_tensor(column_block(*w.w_qkv, 0));
-    w.w_k = make_tensor(column_block(*w.w_qkv, 1));
-    w.w_v = make_tensor(column_block(*w.w_qkv, 2));
+    const Blocks blocks = blocks_of(s);
+    if (!blocks.fits(*w.w_qkv) || (w.b_qkv && !blocks.fits(*w.b_qkv))) return s;
+    w.w_q = make_tensor(column_block(*w.w_qkv, blocks, 0));
+    w.w_k = make_tensor(column_block(*w.w_qkv, blocks, 1));
+    w.w_v = make_tensor(column_block(*w.w_qkv, blocks, 2));
     if (w.b_qkv) {
-      w.b_q = make_tensor(column_block(*w.b_qkv, 0));
-      w.b_k = make_tensor(column_block(*w.b_qkv, 1));
-      w.b_v = make_tensor(column_block(*w.b_qkv, 2));
+      w.b_q = make_tensor(column_block(*w.b_qkv, blocks, 0));
+      w.b_k = make_tensor(column_block(*w.b_qkv, blocks, 1));
+      w.b_v = make_tensor(column_block(*w.b_qkv, blocks, 2));
     }
     w.w_qkv = w.b_qkv = nullptr;
   }

@@ -60,4 +60,9 @@ Session with_causal(const Session& s, bool causal);
 Session with_padding_length(const Session& s, Index batch, Index length);
 Session with_mask_cleared(const Session& s);  // no custom mask, no padding, not causal
 
+// The width edits give K, V, W_K, W_V (and the K/V blocks of W_qkv): H_kv·d_k,
+// or d_model when the heads are multi-head or do not split d_model (validate()
+// says why then).
+Index kv_input_width(const Config& c);
+
 }  // namespace al

@@ -18,22 +18,24 @@ struct Target {
 
 Target describe_input(const Session& s, InputId id) {
   const bool cross = s.config.attention == AttentionKind::Cross;
+  // With grouped-query heads K and V are num_kv_heads·d_k wide.
+  const bool grouped = kv_input_width(s.config) != s.config.d_model;
   switch (id) {
     case InputId::X: return {cross ? "X_q" : "X", cross ? "B x Lq x d_model" : "B x L x d_model"};
     case InputId::XKv: return {"X_kv", "B x Lk x d_model"};
     case InputId::Q: return {"Q", "B x Lq x d_model"};
-    case InputId::K: return {"K", "B x Lk x d_model"};
-    case InputId::V: return {"V", "B x Lk x d_model"};
+    case InputId::K: return {"K", grouped ? "B x Lk x num_kv_heads*d_k" : "B x Lk x d_model"};
+    case InputId::V: return {"V", grouped ? "B x Lk x num_kv_heads*d_k" : "B x Lk x d_model"};
     case InputId::WQ: return {"W_Q", "d_model x d_model"};
-    case InputId::WK: return {"W_K", "d_model x d_model"};
-    case InputId::WV: return {"W_V", "d_model x d_model"};
+    case InputId::WK: return {"W_K", grouped ? "d_model x num_kv_heads*d_k" : "d_model x d_model"};
+    case InputId::WV: return {"W_V", grouped ? "d_model x num_kv_heads*d_k" : "d_model x d_model"};
     case InputId::WO: return {"W_O", "d_model x d_model"};
-    case InputId::WQkv: return {"W_qkv", "d_model x 3*d_model"};
+    case InputId::WQkv: return {"W_qkv", grouped ? "d_model x (d_model + 2*num_kv_heads*d_k)" : "d_model x 3*d_model"};
     case InputId::BQ: return {"b_Q", "d_model"};
-    case InputId::BK: return {"b_K", "d_model"};
-    case InputId::BV: return {"b_V", "d_model"};
+    case InputId::BK: return {"b_K", grouped ? "num_kv_heads*d_k" : "d_model"};
+    case InputId::BV: return {"b_V", grouped ? "num_kv_heads*d_k" : "d_model"};
     case InputId::BO: return {"b_O", "d_model"};
-    case InputId::BQkv: return {"b_qkv", "3*d_model"};
+    case InputId::BQkv: return {"b_qkv", grouped ? "d_model + 2*num_kv_heads*d_k" : "3*d_model"};
     case InputId::MaskCustom: return {"the mask", "Lq x Lk"};
     case InputId::KeyPadding: return {"the key padding mask", "B x Lk"};
   }
@@ -84,16 +86,19 @@ Tensor transposed(const Tensor& t) {
 }  // namespace
 
 std::vector<Index> expected_import_shape(const Session& s, InputId id) {
-  const Index d = s.config.d_model;
+  const Index d = s.config.d_model, kv = kv_input_width(s.config);  // kv = H_kv·d_k
   const Index batch = std::max<Index>(1, s.batch());
   const Index lq = s.len_q(), lk = s.len_kv();
   switch (id) {
     case InputId::X: case InputId::Q: return {batch, lq, d};
-    case InputId::XKv: case InputId::K: case InputId::V: return {batch, lk, d};
-    case InputId::WQ: case InputId::WK: case InputId::WV: case InputId::WO: return {d, d};
-    case InputId::WQkv: return {d, 3 * d};
-    case InputId::BQ: case InputId::BK: case InputId::BV: case InputId::BO: return {d};
-    case InputId::BQkv: return {3 * d};
+    case InputId::XKv: return {batch, lk, d};
+    case InputId::K: case InputId::V: return {batch, lk, kv};
+    case InputId::WQ: case InputId::WO: return {d, d};
+    case InputId::WK: case InputId::WV: return {d, kv};
+    case InputId::WQkv: return {d, d + 2 * kv};
+    case InputId::BQ: case InputId::BO: return {d};
+    case InputId::BK: case InputId::BV: return {kv};
+    case InputId::BQkv: return {d + 2 * kv};
     case InputId::MaskCustom: return {lq, lk};
     case InputId::KeyPadding: return {batch, lk};
   }

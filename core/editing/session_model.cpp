@@ -1,5 +1,7 @@
 #include "editing/session_model.hpp"
 
+#include "editing/edits.hpp"
+
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -40,7 +42,9 @@ double estimate_compute_flops(const Session& s) {
   // Q·Kᵀ and weights·V: 2·Lq·Lk·d_k multiply-adds each, over h heads of d_k = d/h.
   double flops = 4 * batch * len_q * len_kv * d;
   flops += kFlopsPerScoreCell * batch * heads * len_q * len_kv;
-  if (s.config.mode == InputMode::Projection) flops += 2 * batch * (len_q + 2 * len_kv) * d * d;
+  // Projections: X·W_Q (d x d), and X_kv·W_K, X_kv·W_V (d x H_kv·d_k each).
+  const double kv = static_cast<double>(kv_input_width(s.config));
+  if (s.config.mode == InputMode::Projection) flops += 2 * batch * (len_q * d + 2 * len_kv * kv) * d;
   if (s.weights.w_o) flops += 2 * batch * len_q * d * d;
   return flops;
 }

@@ -212,4 +212,6 @@ def masked_cells(session, batch, len_q, len_kv):
         attend &= np.array(spec["key_padding"], dtype=float).reshape(-1, 1, len_kv) != 0
     if spec.get("custom") is not None:
         attend &= np.array(spec["custom"], dtype=float).reshape(-1, len_q, len_kv) != 0
+    if spec.get("window"):
+        attend &= reference.window_attends(len_q, len_kv, spec["window"], spec.get("global_tokens") or []).numpy()
     return ~attend

@@ -1,5 +1,6 @@
-// The configuration of the computation: mode, self/cross, sizes, heads, bias,
-// scale, mask fill, dropout, token labels. Each control edits a copy of the
+// The configuration of the computation: mode, self/cross, sizes, heads and K/V
+// heads, positions, sliding window and global tokens, bias, scale, mask fill,
+// dropout, token labels. Each control edits a copy of the
 // session and hands it to the model; an invalid value shows its error below it.
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -8,7 +9,9 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <sstream>
 
+#include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
 
@@ -33,6 +36,133 @@ bool int_field(AppState& app, const char* label_key, const char* id, Index curre
 }
 
 const double kInfinity = std::numeric_limits<double>::infinity();
+
+// "0, 3" <-> {0, 3}; false when the text holds something else than whole numbers.
+std::string positions_text(const std::vector<Index>& positions) {
+  std::string text;
+  for (Index p : positions) text += (text.empty() ? "" : ", ") + std::to_string(p);
+  return text;
+}
+
+bool parse_positions(const std::string& text, std::vector<Index>* out) {
+  std::string spaced = text;
+  std::replace(spaced.begin(), spaced.end(), ',', ' ');
+  std::istringstream in(spaced);
+  std::vector<Index> positions;
+  long long p = 0;
+  while (in >> p) positions.push_back(static_cast<Index>(p));
+  if (!in.eof()) return false;
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  *out = std::move(positions);
+  return true;
+}
+
+// K/V heads, positions, the sliding window and global tokens (issue #14). Each
+// change is one undo step; an impossible combination shows validate()'s reason.
+void draw_modern_options(AppState& app, const Session& s) {
+  const Config& c = s.config;
+  const float font = ImGui::GetFontSize();
+
+  // K/V heads: only divisors of num_heads, named MQA (1), GQA, MHA (= h).
+  if (c.num_heads >= 1) {
+    auto kv_name = [&](Index kv) {
+      const char* kind = kv == c.num_heads ? "config.kv_heads.mha" : kv == 1 ? "config.kv_heads.mqa" : "config.kv_heads.gqa";
+      return std::to_string(kv) + " · " + app.tr(kind);
+    };
+    ImGui::SetNextItemWidth(10.0f * font);
+    if (ImGui::BeginCombo((std::string(app.tr("config.kv_heads")) + "###kv_heads").c_str(), kv_name(c.kv_heads()).c_str())) {
+      for (Index kv = 1; kv <= c.num_heads; ++kv) {
+        if (c.num_heads % kv != 0) continue;
+        ImGui::PushID(static_cast<int>(kv));
+        if (ImGui::Selectable(kv_name(kv).c_str(), kv == c.kv_heads()) && kv != c.kv_heads())
+          app.edit(with_heads(s, c.num_heads, kv), "edit.kv_heads", "config.kv_heads");
+        app.widgets.add_last_item("config.kv_heads.option." + std::to_string(kv));
+        ImGui::PopID();
+      }
+      ImGui::EndCombo();
+    }
+    app.widgets.add_last_item("config.kv_heads");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("config.kv_heads.tip"));
+    show_error_if_from(app, "config.kv_heads");
+  }
+
+  // Positions: none, sinusoidal (added to X), RoPE (rotates q, k), ALiBi (biases scores).
+  const char* kinds[] = {app.tr("config.positional.none"), app.tr("config.positional.sinusoidal"),
+                         app.tr("config.positional.rope"), app.tr("config.positional.alibi")};
+  const int kind = static_cast<int>(c.positional.type);
+  ImGui::SetNextItemWidth(10.0f * font);
+  if (ImGui::BeginCombo((std::string(app.tr("config.positional")) + "###positional").c_str(), kinds[kind])) {
+    for (int i = 0; i < 4; ++i) {
+      if (ImGui::Selectable(kinds[i], i == kind) && i != kind) {
+        PositionalSpec next = c.positional;
+        next.type = static_cast<PositionalType>(i);
+        app.edit(with_positional(s, next), "edit.positional", "config.positional");
+      }
+      app.widgets.add_last_item("config.positional.option." + std::to_string(i));
+    }
+    ImGui::EndCombo();
+  }
+  app.widgets.add_last_item("config.positional");
+  if (c.positional.type == PositionalType::Rope) {
+    int style = c.positional.rope_style == RopeStyle::Interleaved ? 1 : 0;
+    bool style_changed = ImGui::RadioButton((std::string(app.tr("config.rope_half")) + "###rope_half").c_str(), &style, 0);
+    app.widgets.add_last_item("config.rope_half");
+    ImGui::SameLine();
+    style_changed |= ImGui::RadioButton((std::string(app.tr("config.rope_interleaved")) + "###rope_interleaved").c_str(), &style, 1);
+    app.widgets.add_last_item("config.rope_interleaved");
+    if (style_changed) {
+      PositionalSpec next = c.positional;
+      next.rope_style = style == 1 ? RopeStyle::Interleaved : RopeStyle::Half;
+      app.edit(with_positional(s, next), "edit.rope_style", "config.positional");
+    }
+    double base = c.positional.rope_base;
+    ImGui::SetNextItemWidth(10.0f * font);
+    if (ImGui::InputDouble((std::string(app.tr("config.rope_base")) + "###rope_base").c_str(), &base, 0.0, 0.0, "%.6g",
+                           ImGuiInputTextFlags_EnterReturnsTrue) && base != c.positional.rope_base) {
+      PositionalSpec next = c.positional;
+      next.rope_base = base;
+      app.edit(with_positional(s, next), "edit.rope_base", "config.positional");
+    }
+    app.widgets.add_last_item("config.rope_base");
+  }
+  show_error_if_from(app, "config.positional");
+
+  // Sliding window: off, or w keys (|i − j| < w).
+  bool windowed = c.mask.window > 0;
+  if (ImGui::Checkbox((std::string(app.tr("config.window")) + "###window_on").c_str(), &windowed))
+    app.edit(with_window(s, windowed ? std::max<Index>(1, s.len_kv() / 2) : 0), "edit.window", "config.window");
+  app.widgets.add_last_item("config.window_on");
+  if (c.mask.window > 0) {
+    ImGui::SameLine();
+    Index value = 0;
+    if (int_field(app, "config.window.size", "window", c.mask.window, &value) && value >= 1)
+      app.edit(with_window(s, value), "edit.window", "config.window", "config.window");
+  }
+  show_error_if_from(app, "config.window");
+
+  // Global tokens: positions, "0, 3".
+  std::string global = positions_text(c.mask.global_tokens);
+  ImGui::SetNextItemWidth(10.0f * font);
+  if (ImGui::InputTextWithHint((std::string(app.tr("config.global_tokens")) + "###global_tokens").c_str(),
+                               app.tr("config.global_tokens.hint"), &global, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    std::vector<Index> positions;
+    if (parse_positions(global, &positions)) {
+      Session next = s;
+      next.config.mask.global_tokens = std::move(positions);
+      app.edit(std::move(next), "edit.global_tokens", "config.global_tokens");
+      app.view.global_tokens_unparsed = false;
+    } else {
+      app.view.global_tokens_unparsed = true;
+    }
+  }
+  app.widgets.add_last_item("config.global_tokens");
+  if (app.view.global_tokens_unparsed) {
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", app.tr("config.global_tokens.bad"));
+    app.widgets.add_last_item("config.global_tokens.bad");
+  }
+  show_error_if_from(app, "config.global_tokens");
+}
 
 }  // namespace
 
@@ -84,12 +214,12 @@ void draw_config_panel(AppState& app) {
   if (int_field(app, "config.d_model", "d_model", c.d_model, &value) && value >= 1)
     app.edit(with_sizes(s, s.batch(), s.len_q(), s.len_kv(), value), "edit.d_model", "config.d_model", "config.d_model");
   show_error_if_from(app, "config.d_model");
-  if (int_field(app, "config.heads", "heads", c.num_heads, &value)) {
-    Session next = s;
-    next.config.num_heads = value;  // may not divide d_model: the model reports it, we show it here
-    app.edit(std::move(next), "edit.heads", "config.heads", "config.heads");
-  }
+  // num_heads may not divide d_model: the model reports it, we show it here. K/V
+  // heads that no longer divide it fall back to one per query head.
+  if (int_field(app, "config.heads", "heads", c.num_heads, &value))
+    app.edit(with_heads(s, value, c.num_kv_heads), "edit.heads", "config.heads", "config.heads");
   show_error_if_from(app, "config.heads");
+  draw_modern_options(app, s);
 
   ImGui::Separator();
   if (c.mode == InputMode::Projection) {

@@ -1,8 +1,12 @@
 // The mask painter: the Lq x Lk mask of one batch item as a grid. Press on a
 // cell and drag: every cell the stroke crosses takes the opposite of the first
 // cell's value (one undo step per stroke). Causal, padding and all-on buttons.
+// Two more tools: the sliding window (a click sets w so that the cell is the
+// band's edge) and global tokens (a click toggles the cell's key position).
 #include <algorithm>
+#include <cstdlib>
 
+#include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "widgets/text_wrap.hpp"
@@ -19,10 +23,17 @@ bool custom_attends(const Session& s, Index b, Index i, Index j) {
   return custom->matrix(k)(i, j) >= 0.5f;
 }
 
+bool is_global(const Session& s, Index p) {
+  const auto& g = s.config.mask.global_tokens;
+  return std::find(g.begin(), g.end(), p) != g.end();
+}
+
 // What hides cell (i, j) of batch item b besides the painted layer: "causal",
-// "padding" or "" (nothing: painting alone decides).
+// "window", "padding" or "" (nothing: painting alone decides).
 std::string hidden_by(const Session& s, Index b, Index i, Index j) {
   if (s.config.mask.causal && j > i) return "causal";
+  const Index w = s.config.mask.window;
+  if (w > 0 && std::abs(i - j) >= w && !is_global(s, i) && !is_global(s, j)) return "window";
   const TensorPtr& padding = s.config.mask.key_padding;  // (B, Lk)
   if (padding && b < padding->rows() && j < padding->cols() && padding->data[static_cast<size_t>(b * padding->cols() + j)] == 0.0f)
     return "padding";
@@ -85,7 +96,33 @@ void draw_mask_painter(AppState& app) {
     app.edit(with_padding_length(s, b, length), "edit.padding", "mask", "mask.padding");
   app.widgets.add_last_item("mask.padding");
   show_error_if_from(app, "mask");
-  ImGui::TextDisabled("%s", app.tr("mask.hint"));
+
+  // Tools: paint cells, set the sliding window, toggle global tokens.
+  using Tool = ViewState::MaskTool;
+  int tool = static_cast<int>(view.mask_tool);
+  const char* tool_keys[] = {"mask.tool.paint", "mask.tool.window", "mask.tool.global"};
+  const char* tool_ids[] = {"mask.tool.paint", "mask.tool.window", "mask.tool.global"};
+  for (int t = 0; t < 3; ++t) {
+    if (t > 0) ImGui::SameLine();
+    ImGui::RadioButton((std::string(app.tr(tool_keys[t])) + "###" + tool_ids[t]).c_str(), &tool, t);
+    app.widgets.add_last_item(tool_ids[t]);
+  }
+  view.mask_tool = static_cast<Tool>(tool);
+  if (view.mask_tool == Tool::Window) {
+    int window = static_cast<int>(s.config.mask.window);
+    ImGui::SetNextItemWidth(10.0f * font);
+    if (ImGui::SliderInt((std::string(app.tr("mask.window")) + "###mask_window").c_str(), &window, 0,
+                         static_cast<int>(std::max(lq, lk)), window == 0 ? app.tr("mask.window.off") : "%d"))
+      app.edit(with_window(s, window), "edit.window", "mask", "mask.window");
+    app.widgets.add_last_item("mask.window");
+  } else if (view.mask_tool == Tool::Global) {
+    std::string list;
+    for (Index p : s.config.mask.global_tokens) list += (list.empty() ? "" : ", ") + std::to_string(p);
+    ImGui::TextUnformatted(app.i18n.format("mask.global_list", {{"positions", list.empty() ? "—" : list}}).c_str());
+    app.widgets.add_last_item("mask.global_list");
+  }
+  const char* hints[] = {"mask.hint", "mask.hint.window", "mask.hint.global"};
+  wrapped_text_disabled(app.tr(hints[tool]));
 
   // The effective mask (causal, padding and painted cells combined) from the trace.
   auto trace = app.model.trace();
@@ -118,7 +155,11 @@ void draw_mask_painter(AppState& app) {
   // A click flips what the grid shows. A cell the causal mask or the padding
   // hides cannot be shown by painting: say so (and offer to turn causal off)
   // instead of silently painting the layer underneath.
-  if (hit.clicked) {
+  if (hit.clicked && view.mask_tool == Tool::Window) {
+    app.edit(with_window(s, std::abs(hit.row - hit.col) + 1), "edit.window", "mask");
+  } else if (hit.clicked && view.mask_tool == Tool::Global) {
+    app.edit(with_global_token(s, hit.col, !is_global(s, hit.col)), "edit.global_tokens", "mask");
+  } else if (hit.clicked) {
     const bool shown = effective.at(hit.row, hit.col) >= 0.5f;
     const std::string cause = shown ? "" : hidden_by(s, b, hit.row, hit.col);
     view.mask_blocked = cause;
@@ -141,6 +182,9 @@ void draw_mask_painter(AppState& app) {
       view.mask_blocked.clear();
     }
     app.widgets.add_last_item("mask.turn_causal_off");
+  } else if (view.mask_blocked == "window" && s.config.mask.window > 0) {
+    wrapped_text_colored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), app.tr("mask.blocked_window"));
+    app.widgets.add_last_item("mask.blocked");
   } else if (view.mask_blocked == "padding") {
     wrapped_text_colored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), app.tr("mask.blocked_padding"));
     app.widgets.add_last_item("mask.blocked");

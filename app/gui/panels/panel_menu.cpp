@@ -61,6 +61,8 @@ void draw_menu_bar(AppState& app) {
     ImGui::MenuItem((std::string(app.tr("labs.stability.title")) + "###labs_stability").c_str(), nullptr, &app.labs.stability.open);
     ImGui::MenuItem((std::string(app.tr("labs.fused.title")) + "###labs_fused").c_str(), nullptr, &app.labs.fused.open);
     ImGui::MenuItem((std::string(app.tr("labs.quiz.title")) + "###labs_quiz").c_str(), nullptr, &app.labs.quiz.open);
+    ImGui::MenuItem((std::string(app.tr("labs.decode.title")) + "###labs_decode").c_str(), nullptr, &app.labs.decode.open);
+    ImGui::MenuItem((std::string(app.tr("labs.rope.title")) + "###labs_rope").c_str(), nullptr, &app.labs.rope.open);
     ImGui::MenuItem((std::string(app.tr("training.title")) + "###labs_training").c_str(), nullptr,
                     &app.training_lab.open);
     ImGui::EndMenu();

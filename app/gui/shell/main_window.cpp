@@ -102,6 +102,8 @@ void draw_main_window(AppState& app) {
   draw_mask_fill_lab(app);
   draw_stability_lab(app);
   draw_fused_lab(app);
+  draw_decode_lab(app);
+  draw_rope_lab(app);
   draw_training_lab(app);
   draw_quiz(app);
   apply_teaching_options(app);

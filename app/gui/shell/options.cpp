@@ -18,7 +18,7 @@ const char* usage_text() {
          "                     [--widgets-out FILE]\n"
          "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
          "                  explain, token_lines, heads, diff, export,\n"
-         "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz,\n"
+         "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz, decode, rope,\n"
          "                  gradients (the stepper's gradient view), training\n"
          "       --lesson N opens the guided tour at step N (1, 2, ...)\n"
          "       --pin STAGE:BATCH:HEAD:ROW:COL pins a cell at start (HEAD avg: the average)\n"
@@ -60,6 +60,8 @@ const char* const kWindowNames[] = {
     "softmax_stability",
     "fused_qkv",
     "quiz",
+    "decode",
+    "rope",
     "gradients",
     "training",
 };

@@ -99,6 +99,10 @@ struct ViewState {
   bool mask_stroke_value = false;
   int mask_stroke_id = 0;
   std::string mask_blocked;  // "causal" / "padding": the last click hit a cell that layer hides
+  enum class MaskTool { Paint, Window, Global };
+  MaskTool mask_tool = MaskTool::Paint;  // what a click on the mask grid does
+
+  bool global_tokens_unparsed = false;  // Settings: the typed global tokens were not whole numbers
 };
 
 struct AppState {

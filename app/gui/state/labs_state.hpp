@@ -14,6 +14,7 @@
 #include "teaching/lab_numbers.hpp"
 #include "teaching/labs.hpp"
 #include "gl/matrix_view.hpp"
+#include "numerics/decode.hpp"
 #include "teaching/quiz.hpp"
 
 namespace al::gui {
@@ -69,7 +70,27 @@ struct QuizState {
   ImVec2 cover_min, cover_max;  // where the cover was last drawn: the window keeps off it
 };
 
+// KV-cache decoding, token by token (panel_lab_decode.cpp).
+struct DecodeLabState {
+  bool open = false;
+  std::uint64_t revision = ~std::uint64_t{0};
+  std::shared_ptr<const DecodeRun> run;  // null when decode() refused the session
+  std::string error;                     // why, translated
+  int step = 0;                          // t shown
+  int head = 0;                          // query head shown
+};
+
+// RoPE: each pair of dimensions turning with position, and the score as a function of i − j (panel_lab_rope.cpp).
+struct RopeLabState {
+  bool open = false;
+  int position = 3;     // the position whose arrows are drawn
+  bool use_session = true;  // q/k of the current trace (else a fixed pair of vectors)
+  int head = 0;         // query head of the session whose q and k are used
+};
+
 struct LabsState {
+  DecodeLabState decode;
+  RopeLabState rope;
   SqrtDkLabState sqrt_dk;
   MaskFillLabState mask_fill;
   StabilityLabState stability;
@@ -82,6 +103,8 @@ void draw_mask_fill_lab(AppState& app);   // panel_lab_mask_fill.cpp
 void draw_stability_lab(AppState& app);   // panel_lab_stability.cpp
 void draw_fused_lab(AppState& app);       // panel_lab_fused.cpp
 void draw_quiz(AppState& app);            // panel_quiz.cpp
+void draw_decode_lab(AppState& app);      // panel_lab_decode.cpp
+void draw_rope_lab(AppState& app);        // panel_lab_rope.cpp
 // The quiz's cover, for heatmap_widget: whether cell (row, col) of heatmap `name`
 // is covered, and the cover itself (an opaque "?" box over the cell, or over the
 // whole grid from `grid_min` to `grid_max`, square cells of side `cell`).

@@ -58,8 +58,9 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "Ctrl", "Attention", "forward", "diag", "elu", "concat", "Adam",  // the optimiser's name
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
       "JSON", "true", "false", "null",
-      // today's attention variants and the models and papers they come from
-      "RoPE", "ALiBi", "Llama", "Mistral", "Longformer", "RoFormer", "Press", "Meta", "base", "GPT", "Vaswani"};
+      // Names of methods, models and authors, written as in the papers: 旋转位置编码 RoPE.
+      "RoPE", "ALiBi", "Llama", "Mistral", "Vaswani", "Ainslie", "Longformer", "RoFormer", "Press", "Meta", "GPT",
+      "base"};  // RoPE's base, as the formula θ = p·base^(−2k/d_k) writes it
   std::vector<std::string> found;
   // Placeholders, "quoted" values and dotted paths (config.mask.custom) a learner types in a session file.
   static const std::regex placeholder("\\{[a-z_]+\\}|\"[^\"]*\"|[a-z_]+(\\.[a-z_]+)+");

@@ -1,0 +1,190 @@
+// KV-cache decoding: the session run token by token as a decoder runs it at
+// inference (numerics/decode.hpp). At step t the new token's q meets the cache
+// of keys and values (growing, or rolling with a sliding window); the window
+// shows q, the cache, the weights over it, the output row, and the cache's
+// memory per token beside what plain multi-head attention would need.
+#include <algorithm>
+
+#include "panels/panels.hpp"
+#include "widgets/heatmap_widget.hpp"
+#include "widgets/text_wrap.hpp"
+
+namespace al::gui {
+
+namespace {
+
+// Every step keeps its own copy of the cache: B · 2·H_kv·d_k floats per cached
+// token, L·(L+1)/2 cached tokens over the steps (fewer with a window). Seed 000's
+// 16 x 100 x 512 made causal would need 330 MB and seconds on the UI thread.
+constexpr double kMaxDecodeBytes = 64.0 * (1 << 20);
+
+double decode_bytes(const Session& s) {
+  const double len = static_cast<double>(s.len_q());
+  const double cached = s.config.mask.window > 0 ? len * static_cast<double>(s.config.mask.window) : len * (len + 1) / 2;
+  return 4.0 * static_cast<double>(std::max<Index>(1, s.batch())) * 2.0 *
+         static_cast<double>(kv_input_width(s.config)) * cached;
+}
+
+void compute_if_changed(AppState& app, DecodeLabState& lab) {
+  if (lab.revision == app.model.revision()) return;
+  lab.revision = app.model.revision();
+  lab.run.reset();
+  lab.error.clear();
+  const Session& session = app.model.session();
+  if (decode_bytes(session) > kMaxDecodeBytes) {
+    lab.error = app.i18n.format("labs.decode.too_big", {{"mb", std::to_string(static_cast<long long>(decode_bytes(session) / 1e6))}});
+    return;
+  }
+  Result<DecodeRun> run = decode(session);
+  if (!run) {
+    // decode()'s reasons, in the learner's language where the session tells which.
+    if (session.config.attention == AttentionKind::Cross) lab.error = app.tr("labs.decode.not_cross");
+    else if (!session.config.mask.causal) lab.error = app.tr("labs.decode.not_causal");
+    else lab.error = app.i18n.error_message(run.error());
+    return;
+  }
+  lab.run = std::make_shared<const DecodeRun>(std::move(*run));
+}
+
+// Rows [first_row, first_row + rows) of a tensor seen as (…, cols), owned by the run.
+MatrixView rows_of(const DecodeLabState& lab, const Tensor& t, Index first_row, Index rows, const std::string& key) {
+  MatrixView view;
+  view.owner = lab.run;
+  view.cols = t.cols();
+  view.data = t.data.data() + first_row * view.cols;
+  view.rows = rows;
+  view.row_stride = view.cols;
+  view.key = "decode/" + std::to_string(lab.revision) + "/" + std::to_string(lab.step) + "/" + key;
+  return view;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+void heatmap(AppState& app, const std::string& name, const std::string& title, MatrixView values, bool weights,
+             const std::vector<std::string>* row_labels, const std::vector<std::string>* col_labels, float width) {
+  HeatmapSpec spec;
+  spec.name = "labs.decode." + name;
+  spec.title = title;
+  float extent = 1e-6f;
+  for (Index r = 0; r < values.rows; ++r)
+    for (Index c = 0; c < values.cols; ++c) extent = std::max(extent, std::abs(values.at(r, c)));
+  spec.style = weights ? HeatmapStyle{Colormap::Sequential, 0.0f, 1.0f} : HeatmapStyle{Colormap::Diverging, -extent, extent};
+  spec.values = std::move(values);
+  spec.row_labels = row_labels;
+  spec.col_labels = col_labels;
+  spec.width = width;
+  spec.max_height = 14.0f * ImGui::GetFontSize();
+  spec.max_cell = 2.2f * ImGui::GetFontSize();
+  spec.pin_on_click = false;
+  heatmap_widget(app, spec);
+}
+
+void draw_body(AppState& app, DecodeLabState& lab) {
+  const float font = ImGui::GetFontSize();
+  wrapped_text(app.tr("labs.decode.intro"));
+  compute_if_changed(app, lab);
+  if (!lab.run) {
+    wrapped_text_colored(kBadText, app.i18n.format("labs.decode.refused", {{"reason", lab.error}}));
+    app.widgets.add_last_item("labs.decode.refused");
+    app.widgets.set_fact("labs.decode.refused", "yes");
+    return;
+  }
+  const DecodeRun& run = *lab.run;
+  const Dims& d = run.dims;
+  if (run.steps.empty()) return;
+  const int last = static_cast<int>(run.steps.size()) - 1;
+  lab.step = std::clamp(lab.step, 0, last);
+  lab.head = std::clamp(lab.head, 0, static_cast<int>(d.heads) - 1);
+
+  // Step and head.
+  if (ImGui::ArrowButton("##decode_prev", ImGuiDir_Left)) lab.step = std::max(0, lab.step - 1);
+  app.widgets.add_last_item("labs.decode.prev");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(14.0f * font);
+  ImGui::SliderInt((std::string(app.tr("labs.decode.step")) + "###decode_step").c_str(), &lab.step, 0, last);
+  app.widgets.add_last_item("labs.decode.step");
+  ImGui::SameLine();
+  if (ImGui::ArrowButton("##decode_next", ImGuiDir_Right)) lab.step = std::min(last, lab.step + 1);
+  app.widgets.add_last_item("labs.decode.next");
+  if (d.heads > 1) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(7.0f * font);
+    if (ImGui::InputInt((std::string(app.tr("labs.decode.head")) + "###decode_head").c_str(), &lab.head))
+      lab.head = std::clamp(lab.head, 0, static_cast<int>(d.heads) - 1);
+    app.widgets.add_last_item("labs.decode.head");
+  }
+  const DecodeStep& step = run.steps[static_cast<size_t>(lab.step)];
+  const Index b = std::clamp<Index>(app.view.batch, 0, d.batch - 1);
+  const Index h = lab.head, g = d.kv_head(h);
+  const Index n = static_cast<Index>(step.positions.size());
+
+  // The cache: which positions it holds, and what it costs.
+  const Session& session = app.model.trace_session();
+  std::vector<std::string> labels, numbers;
+  for (Index p : step.positions) {
+    labels.push_back(axis_label(&session.tokens, p));
+    numbers.push_back(std::to_string(p));
+  }
+  wrapped_text(app.i18n.format("labs.decode.cache", {{"t", std::to_string(step.t)},
+                                                     {"n", std::to_string(n)},
+                                                     {"positions", joined(numbers)}}));
+  app.widgets.add_last_item("labs.decode.cache");
+  if (d.group() > 1)
+    wrapped_text_disabled(app.i18n.format("labs.decode.shared", {{"h", std::to_string(h)}, {"g", std::to_string(g)},
+                                                                 {"group", std::to_string(d.group())}}));
+  const Index tokens = step.t + 1;
+  wrapped_text(app.i18n.format(
+      "labs.decode.memory",
+      {{"bytes", std::to_string(run.cache_bytes_per_token)},
+       {"kv_heads", std::to_string(d.kv_heads)},
+       {"d_k", std::to_string(d.d_k)},
+       {"mha_bytes", std::to_string(run.multi_head_bytes_per_token)},
+       {"heads", std::to_string(d.heads)},
+       {"tokens", std::to_string(tokens)},
+       {"total", std::to_string(run.cache_bytes_per_token * n)},
+       {"mha_total", std::to_string(run.multi_head_bytes_per_token * n)}}));
+  app.widgets.add_last_item("labs.decode.memory");
+  wrapped_text_disabled(app.tr("labs.decode.why"));
+
+  // Facts for tests: this step's weights for the batch item and head shown.
+  std::vector<std::string> weights;
+  for (Index j = 0; j < n; ++j) weights.push_back(std::to_string(step.weights.data[static_cast<size_t>((b * d.heads + h) * n + j)]));
+  app.widgets.set_fact("labs.decode.t", std::to_string(step.t));
+  app.widgets.set_fact("labs.decode.positions", joined(numbers));
+  app.widgets.set_fact("labs.decode.weights", joined(weights));
+  app.widgets.set_fact("labs.decode.cache_bytes", std::to_string(run.cache_bytes_per_token));
+  app.widgets.set_fact("labs.decode.multi_head_bytes", std::to_string(run.multi_head_bytes_per_token));
+
+  // q · K_cacheᵀ → weights → weights · V_cache → output.
+  const float width = ImGui::GetContentRegionAvail().x;
+  const std::vector<std::string> query = {axis_label(&session.tokens, step.t)};
+  const std::string head = std::to_string(h), kv = std::to_string(g);
+  heatmap(app, "q", app.i18n.format("labs.decode.q", {{"h", head}}),
+          rows_of(lab, step.q, b * d.heads + h, 1, "q/" + head), false, &query, nullptr, 0.45f * width);
+  ImGui::SameLine(0.0f, font);
+  heatmap(app, "weights", app.i18n.format("labs.decode.weights", {{"h", head}}),
+          rows_of(lab, step.weights, b * d.heads + h, 1, "w/" + head), true, &query, &labels, 0.5f * width);
+  heatmap(app, "k_cache", app.i18n.format("labs.decode.k_cache", {{"g", kv}}),
+          rows_of(lab, step.k_cache, (b * d.kv_heads + g) * n, n, "k/" + kv), false, &labels, nullptr, 0.45f * width);
+  ImGui::SameLine(0.0f, font);
+  heatmap(app, "v_cache", app.i18n.format("labs.decode.v_cache", {{"g", kv}}),
+          rows_of(lab, step.v_cache, (b * d.kv_heads + g) * n, n, "v/" + kv), false, &labels, nullptr, 0.5f * width);
+  heatmap(app, "output", app.tr("labs.decode.output"), rows_of(lab, step.output, b, 1, "out"), false, &query,
+          nullptr, width);
+}
+
+}  // namespace
+
+void draw_decode_lab(AppState& app) {
+  DecodeLabState& lab = app.labs.decode;
+  bool visible = false;
+  if (!begin_lab_window(app, "decode", "labs.decode.title", &lab.open, ImVec2(60.0f, 50.0f), &visible)) return;
+  if (visible) draw_body(app, lab);
+  ImGui::End();
+}
+
+}  // namespace al::gui
