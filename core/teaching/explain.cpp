@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/stage_heads.hpp"
 #include "numerics/attention.hpp"
+#include "numerics/positions.hpp"
 #include "editing/edits.hpp"
 #include "teaching/lab_numbers.hpp"
 
 namespace al {
 
 namespace {
-
-bool is_per_head(Stage s) { return s != Stage::Concat && s != Stage::Output; }
 
 // Keeps the `max_terms` largest |value| (largest first) and folds the others
 // into `rest`; the total is always the full sum.
@@ -82,11 +82,14 @@ std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol, 
 Result<Explanation> explain_cell(const Trace& trace, const Session& session, const CellAddress& cell,
                                  Index max_terms) {
   const Dims& d = trace.dims;
+  if (!trace.has(cell.stage))
+    return cell_error(std::string("stage ") + stage_name(cell.stage) + " is not in this trace (its option is off)");
   const Tensor& stage = trace.stage(cell.stage);
-  const bool per_head = is_per_head(cell.stage);
+  const bool per_head = stage_is_per_head(cell.stage);
+  const Index heads = stage_heads(d, cell.stage);  // K/V heads for k, v, k_rot
   const Index rows = stage.rows(), cols = stage.cols();
   if (cell.batch < 0 || cell.batch >= d.batch || cell.row < 0 || cell.row >= rows || cell.col < 0 ||
-      cell.col >= cols || (per_head && (cell.head < -1 || cell.head >= d.heads)))
+      cell.col >= cols || (per_head && (cell.head < -1 || cell.head >= heads)))
     return cell_error(std::string("no cell [") + std::to_string(cell.row) + ", " + std::to_string(cell.col) +
                       "] of batch item " + std::to_string(cell.batch) + ", head " + std::to_string(cell.head) +
                       " in stage " + stage_name(cell.stage) + " (" + shape_string(stage.shape) + ")");
@@ -95,27 +98,36 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
   e.cell = cell;
   e.d_k = d.d_k;
   const Index b = cell.batch, h = per_head ? cell.head : 0, i = cell.row, c = cell.col;
-  const Index bh = b * d.heads + h;  // matrix index of (b, h) in a (B, h, R, C) stage
+  const Index bh = stage_matrix(d, cell.stage, b, h);  // matrix index of (b, h) in this stage
+  // The K/V head: the cell's own for K/V stages, the one query head h reads otherwise.
+  const Index kvh = stage_is_kv(cell.stage) ? h : d.kv_head(h);
+  const Index kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;
+  const Index bkv = b * kv_heads + kvh;  // matrix index in a (B, h_kv, Lk, d_k) stage
+  e.kv_head = kvh;
 
   if (per_head && cell.head < 0) {
     // The heatmaps' "average" view: mean over heads.
     std::vector<SumTerm> terms;
     double mean = 0;
-    for (Index k = 0; k < d.heads; ++k) {
-      const float v = stage.matrix(b * d.heads + k)(i, c);
-      terms.push_back({k, v, 1.0 / static_cast<double>(d.heads), v / static_cast<double>(d.heads)});
+    for (Index k = 0; k < heads; ++k) {
+      const float v = stage.matrix(b * heads + k)(i, c);
+      terms.push_back({k, v, 1.0 / static_cast<double>(heads), v / static_cast<double>(heads)});
       mean += v;
     }
     e.kind = ExplainKind::Average;
-    e.value = static_cast<float>(mean / static_cast<double>(d.heads));
+    e.value = static_cast<float>(mean / static_cast<double>(heads));
     e.sum = make_sum(std::move(terms), max_terms, std::nullopt);
-    for (Index k = 0; k < d.heads; ++k) e.sources.push_back({stage_name(cell.stage), b, k, true, i});
+    for (Index k = 0; k < heads; ++k) e.sources.push_back({stage_name(cell.stage), b, k, true, i});
     return e;
   }
-  e.value = per_head ? stage.matrix(bh)(i, c) : stage.matrix(b)(i, c);
+  e.value = stage.matrix(bh)(i, c);
 
-  auto key_row = [&](Stage s, Index row) { return SourceLine{stage_name(s), b, h, true, row}; };
-  auto key_col = [&](Stage s, Index col) { return SourceLine{stage_name(s), b, h, false, col}; };
+  auto key_row = [&](Stage s, Index row) {
+    return SourceLine{stage_name(s), b, stage_is_kv(s) ? kvh : h, true, row};
+  };
+  auto key_col = [&](Stage s, Index col) {
+    return SourceLine{stage_name(s), b, stage_is_kv(s) ? kvh : h, false, col};
+  };
 
   switch (cell.stage) {
     case Stage::Q:
@@ -130,10 +142,12 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
         break;
       }
       const bool cross_kv = !is_q && session.config.attention == AttentionKind::Cross;
-      const TensorPtr& x = cross_kv ? session.x_kv : session.x;
+      // With sinusoidal positions the projections read X + PE (stage x_pos / x_kv_pos).
+      const Stage x_pos = cross_kv ? Stage::XKvPos : Stage::XPos;
+      const TensorPtr& x = trace.has(x_pos) ? trace.stage_ptr(x_pos) : cross_kv ? session.x_kv : session.x;
       const InputId weight_id = is_q ? InputId::WQ : cell.stage == Stage::K ? InputId::WK : InputId::WV;
       const InputId bias_id = is_q ? InputId::BQ : cell.stage == Stage::K ? InputId::BK : InputId::BV;
-      const TensorPtr w = input(session, weight_id);  // (d_model, d_model), split out of W_qkv if fused
+      const TensorPtr w = input(session, weight_id);  // (d_model, d_model or h_kv·d_k), split out of W_qkv if fused
       if (!x || !w) return cell_error("the session has no input or weight for this projection");
       std::optional<double> bias;
       if (session.config.bias)
@@ -141,23 +155,24 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
       e.kind = ExplainKind::Projection;
       e.sum = make_sum(products(input_row(*x, b, i), 1, w->data.data() + column, w->cols(), d.d_model),
                        max_terms, bias);
-      e.sources.push_back({cross_kv ? "x_kv" : "x", b, -1, true, i});
+      e.sources.push_back({trace.has(x_pos) ? stage_name(x_pos) : cross_kv ? "x_kv" : "x", b, -1, true, i});
       e.sources.push_back({input_name(weight_id), 0, -1, false, column});
       if (session.weights.fused()) {
-        const Index block = is_q ? 0 : cell.stage == Stage::K ? 1 : 2;  // W_qkv = [W_Q | W_K | W_V]
-        const Index begin = block * d.d_model;
-        e.fused_slice = FusedWeightSlice{weight_id, begin, begin + d.d_model, begin + column};
+        // W_qkv = [W_Q | W_K | W_V]: d_model, then h_kv·d_k and h_kv·d_k columns
+        const Index kv_width = kv_heads * d.d_k;
+        const Index begin = is_q ? 0 : cell.stage == Stage::K ? d.d_model : d.d_model + kv_width;
+        e.fused_slice = FusedWeightSlice{weight_id, begin, begin + (is_q ? d.d_model : kv_width), begin + column};
         e.sources.push_back({input_name(InputId::WQkv), 0, -1, false, begin + column});
       }
       break;
     }
     case Stage::Scores: {
-      const Tensor& q = trace.stage(Stage::Q);  // (B, h, Lq, d_k)
-      const Tensor& k = trace.stage(Stage::K);  // (B, h, Lk, d_k)
+      const Tensor& q = trace.stage(trace.scored_q());  // (B, h, Lq, d_k): q or q_rot
+      const Tensor& k = trace.stage(trace.scored_k());  // (B, h_kv, Lk, d_k): k or k_rot
       e.kind = ExplainKind::Score;
-      e.sum = make_sum(products(q.matrix(bh).row(i).data(), 1, k.matrix(bh).row(c).data(), 1, d.d_k),
+      e.sum = make_sum(products(q.matrix(bh).row(i).data(), 1, k.matrix(bkv).row(c).data(), 1, d.d_k),
                        max_terms, std::nullopt);
-      e.sources = {key_row(Stage::Q, i), key_row(Stage::K, c)};
+      e.sources = {key_row(trace.scored_q(), i), key_row(trace.scored_k(), c)};
       break;
     }
     case Stage::Scaled:
@@ -169,11 +184,11 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
       break;
     case Stage::Masked:
       e.kind = ExplainKind::Masked;
-      e.input = trace.stage(Stage::Scaled).matrix(bh)(i, c);
+      e.input = trace.stage(trace.before_mask()).matrix(bh)(i, c);
       e.has_mask = trace.mask != nullptr;
       e.masked = e.has_mask && trace.mask->matrix(b)(i, c) == 0.0f;
       e.fill = trace.mask_fill;
-      e.sources = {key_row(Stage::Scaled, i), key_col(Stage::Scaled, c)};
+      e.sources = {key_row(trace.before_mask(), i), key_col(trace.before_mask(), c)};
       if (e.has_mask) {
         e.sources.push_back({"mask", b, -1, true, i});
         e.sources.push_back({"mask", b, -1, false, c});
@@ -210,9 +225,9 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
     }
     case Stage::Context: {
       const Tensor& dropped = trace.stage(Stage::Dropped);  // (B, h, Lq, Lk)
-      const Tensor& v = trace.stage(Stage::V);              // (B, h, Lk, d_k)
+      const Tensor& v = trace.stage(Stage::V);              // (B, h_kv, Lk, d_k)
       e.kind = ExplainKind::Context;
-      e.sum = make_sum(products(dropped.matrix(bh).row(i).data(), 1, v.matrix(bh).data() + c, d.d_k, d.len_kv),
+      e.sum = make_sum(products(dropped.matrix(bh).row(i).data(), 1, v.matrix(bkv).data() + c, d.d_k, d.len_kv),
                        max_terms, std::nullopt);
       e.sources = {key_row(Stage::Dropped, i), key_col(Stage::V, c)};
       break;
@@ -242,6 +257,46 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
       e.sources = {{stage_name(Stage::Concat), b, -1, true, i}, {input_name(InputId::WO), 0, -1, false, c}};
       break;
     }
+    case Stage::XPos:
+    case Stage::XKvPos: {
+      e.kind = ExplainKind::Positional;
+      const bool kv_side = cell.stage == Stage::XKvPos;
+      const TensorPtr& x = kv_side ? session.x_kv : session.x;  // (B, L, d_model)
+      if (!x) return cell_error("the session has no input for this stage");
+      e.input = input_row(*x, b, i)[c];
+      e.position = i;  // positions count from 0 on each side
+      e.angle = static_cast<double>(i) /
+                std::pow(10000.0, static_cast<double>(2 * (c / 2)) / static_cast<double>(d.d_model));
+      e.encoding = sinusoidal_position(i, c, d.d_model);
+      e.sources = {{kv_side ? "x_kv" : "x", b, -1, true, i}};
+      break;
+    }
+    case Stage::QRot:
+    case Stage::KRot: {
+      e.kind = ExplainKind::Rotated;
+      const PositionalSpec& spec = session.config.positional;
+      const Stage before = cell.stage == Stage::QRot ? Stage::Q : Stage::K;
+      const auto row = trace.stage(before).matrix(bh).row(i);  // (d_k): the unrotated row, same head
+      const Index pairs = d.d_k / 2;
+      for (Index k = 0; k < pairs; ++k) {
+        const auto [a, bd] = rope_dimensions(k, d.d_k, spec.rope_style);
+        if (a == c || bd == c) e.pair = k, e.dim_a = a, e.dim_b = bd;
+      }
+      e.position = i;
+      e.rope_base = spec.rope_base;
+      e.angle = rope_angle(i, e.pair, d.d_k, spec.rope_base);
+      e.x_a = row(e.dim_a);
+      e.x_b = row(e.dim_b);
+      e.sources = {{stage_name(before), b, h, true, i}};
+      break;
+    }
+    case Stage::Biased:
+      e.kind = ExplainKind::Biased;
+      e.input = trace.stage(Stage::Scaled).matrix(bh)(i, c);
+      e.slope = trace.alibi_slopes.empty() ? 0.0 : trace.alibi_slopes[static_cast<size_t>(h)];
+      e.distance = i > c ? i - c : c - i;
+      e.sources = {key_row(Stage::Scaled, i), key_col(Stage::Scaled, c)};
+      break;
   }
   return e;
 }

@@ -13,8 +13,10 @@
 
 namespace al {
 
-// One cell of a trace stage. `head` is ignored for Concat and Output; head -1 of
-// a per-head stage means the average over heads (as the heatmaps show it).
+// One cell of a trace stage. `head` is ignored for x_pos, x_kv_pos, Concat and
+// Output; head -1 of a per-head stage means the average over heads (as the
+// heatmaps show it). For K, V and k_rot `head` is the K/V head (fewer than the
+// query heads with grouped-query attention), for the other stages the query head.
 struct CellAddress {
   Stage stage = Stage::Scores;
   Index batch = 0, head = 0, row = 0, col = 0;
@@ -73,6 +75,9 @@ enum class ExplainKind {
   Concat,      // a head's context column
   Output,      // concat · W_O + b_O (or concat when there is no W_O)
   Average,     // mean over heads of a per-head stage
+  Positional,  // x_pos: x + sin/cos(p / 10000^(2i/d_model))
+  Rotated,     // q_rot, k_rot: one dimension of a pair turned by θ = p·base^(−2·pair/d_k)
+  Biased,      // ALiBi: scaled − m_h·|i − j|
 };
 
 struct Explanation {
@@ -107,6 +112,22 @@ struct Explanation {
   // Projection on a fused session: where its weight column sits in W_qkv (the
   // bias likewise in b_qkv); the terms are the same as with separate weights.
   std::optional<FusedWeightSlice> fused_slice;
+  // Positional: value = input + encoding, encoding = sin(angle) (even column) or
+  // cos(angle) (odd), angle = position / 10000^(2·(col ÷ 2)/d_model).
+  // Rotated: value = x_a·cos θ − x_b·sin θ (the cell is dim_a) or x_b·cos θ + x_a·sin θ
+  // (dim_b), θ = angle = position · base^(−2·pair/d_k).
+  Index position = 0;
+  double angle = 0;
+  double encoding = 0;
+  Index pair = 0, dim_a = 0, dim_b = 0;
+  double x_a = 0, x_b = 0;
+  double rope_base = 10000;
+  // Biased: value = input − slope·distance, distance = |i − j|.
+  double slope = 0;
+  Index distance = 0;
+  // The K/V head a query head reads (Score, Context) or the K/V head of a K/V
+  // stage's cell; equal to the head without grouped-query attention.
+  Index kv_head = 0;
 
   std::vector<SourceLine> sources;
 };

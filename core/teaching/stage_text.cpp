@@ -9,13 +9,15 @@ namespace al {
 namespace {
 
 constexpr const char* kStepIds[kStepCount] = {"x",       "qkv",     "scores", "scaled", "masked", "weights",
-                                              "dropped", "context", "concat", "w_o",    "output"};
+                                              "dropped", "context", "concat", "w_o",    "output", "x_pos",
+                                              "rope",    "alibi"};
 
 // The facts of a session every text branches on.
 struct SessionFacts {
   bool cross, direct, bias, fused, has_w_o, has_mask, dropout;
   ScaleMode scale;
   double fill;
+  Index heads, kv_heads;  // kv_heads < heads: grouped-query (1: multi-query) attention
 };
 
 SessionFacts facts_of(const Session& s) {
@@ -25,10 +27,12 @@ SessionFacts facts_of(const Session& s) {
           c.bias,
           s.weights.fused(),
           s.weights.w_o != nullptr,
-          c.mask.causal || c.mask.key_padding || c.mask.custom,
+          c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0 || !c.mask.global_tokens.empty(),
           c.dropout.training && c.dropout.p > 0,
           c.scale.mode,
-          c.mask_fill};
+          c.mask_fill,
+          c.num_heads,
+          c.kv_heads()};
 }
 
 // Variance of the finite values of a tensor (two passes, in double); NaN with fewer than two.
@@ -57,6 +61,12 @@ std::string projection_formula(const SessionFacts& f) {
   return text + "    " + n_slice;
 }
 
+// RoPE's base as a learner reads it: 10000, not 1e4.
+std::string base_text(double base) {
+  if (base == std::floor(base) && std::fabs(base) < 1e12) return std::to_string(static_cast<long long>(base));
+  return lab_number(base);
+}
+
 std::string output_projection(const SessionFacts& f) {
   if (!f.has_w_o) return "Concat";
   return f.bias ? "Concat·W_O + b_O" : "Concat·W_O";
@@ -80,10 +90,30 @@ std::string head_formula(const SessionFacts& f, const Session& session) {
 
 const char* step_id(Step step) { return kStepIds[static_cast<int>(step)]; }
 
+bool step_present(Step step, const Session& session) {
+  const PositionalType type = session.config.positional.type;
+  switch (step) {
+    case Step::Positions: return type == PositionalType::Sinusoidal && session.config.mode == InputMode::Projection;
+    case Step::Rope: return type == PositionalType::Rope;
+    case Step::Alibi: return type == PositionalType::Alibi;
+    default: return true;
+  }
+}
+
+std::vector<Step> steps_of(const Session& session) {
+  std::vector<Step> steps;
+  for (Step step : kStepOrder)
+    if (step_present(step, session)) steps.push_back(step);
+  return steps;
+}
+
 std::optional<Step> step_from_name(const std::string& name) {
   for (int i = 0; i < kStepCount; ++i)
     if (name == kStepIds[i]) return static_cast<Step>(i);
   if (name == "q" || name == "k" || name == "v") return Step::Qkv;
+  if (name == "x_kv_pos") return Step::Positions;
+  if (name == "q_rot" || name == "k_rot") return Step::Rope;
+  if (name == "biased") return Step::Alibi;
   return std::nullopt;
 }
 
@@ -143,6 +173,9 @@ std::string step_timeline(Step step, const Session& session, const TextLookup& l
     case Step::Concat: return lookup("step.concat.timeline");
     case Step::WO: return f.has_w_o ? "W_O" : "(W_O)";
     case Step::Output: return lookup("step.output.timeline");
+    case Step::Positions: return "X+PE";
+    case Step::Rope: return "RoPE";
+    case Step::Alibi: return "−m·|i−j|";
   }
   return "";
 }
@@ -165,6 +198,7 @@ std::string step_title(Step step, const Session& session, const TextLookup& look
   if (step == Step::Qkv && f.direct) key += "_direct";
   if (step == Step::Scaled) key += scale_key_suffix(session);
   if (step == Step::WO && !f.has_w_o) key += "_absent";
+  if (step == Step::Positions && f.cross) key += "_cross";
   std::string text = lookup(key);
   substitute(&text, {{"factor", lab_number(session.config.scale.factor)}});
   return text;
@@ -197,6 +231,10 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                                  {"lk", std::to_string(d.len_kv)},
                                  {"uniform", lab_number(d.len_kv > 0 ? 1.0 / static_cast<double>(d.len_kv) : 0.0)}});
   }
+  params.insert(params.end(), {{"h_kv", std::to_string(f.kv_heads)},
+                               {"group", std::to_string(f.kv_heads > 0 ? f.heads / f.kv_heads : 1)},
+                               {"window", std::to_string(c.mask.window)},
+                               {"base", base_text(c.positional.rope_base)}});
   auto say = [&](const std::string& key) {
     std::string text = lookup(key);
     substitute(&text, params);
@@ -221,11 +259,60 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       out.formula = projection_formula(f);
       add(base + (f.direct ? ".explain_direct" : ".explain"));
       if (!f.direct && f.cross) add(base + ".cross");
+      if (f.kv_heads < f.heads) {
+        out.formula += "    K, V : (B, h_kv, Lk, d_k),  h_kv = " + std::to_string(f.kv_heads);
+        add(base + (f.kv_heads == 1 ? ".mqa" : ".gqa"));
+      }
       break;
-    case Step::Scores:
-      out.formula = "Sₙ = Qₙ·Kₙᵀ    S_ij = Σ_p q_ip·k_jp  (p = 0 … d_k − 1)";
+    case Step::Scores: {
+      const std::string q = c.positional.type == PositionalType::Rope ? "Q_rot" : "Q";
+      const std::string k = c.positional.type == PositionalType::Rope ? "K_rot" : "K";
+      const std::string kv = f.kv_heads < f.heads ? "(n ÷ " + std::to_string(f.heads / f.kv_heads) + ")" : "ₙ";
+      out.formula = "Sₙ = " + q + "ₙ·" + k + kv + "ᵀ    S_ij = Σ_p q_ip·k_jp  (p = 0 … d_k − 1)";
       add(base + ".explain");
+      if (f.kv_heads < f.heads) add(base + ".gqa");
       break;
+    }
+    case Step::Positions:
+      out.formula = std::string(f.cross ? "X_q′ = X_q + PE,  X_kv′ = X_kv + PE" : "X′ = X + PE") +
+                    "    PE[p, 2i] = sin(p / 10000^(2i/d_model)),  PE[p, 2i+1] = cos(p / 10000^(2i/d_model))";
+      add(base + ".explain");
+      add(base + ".why");
+      if (f.cross) add(base + ".cross");
+      break;
+    case Step::Rope: {
+      const bool half = c.positional.rope_style == RopeStyle::Half;
+      out.formula = std::string("(q_a, q_b) → (q_a·cos θ − q_b·sin θ,  q_b·cos θ + q_a·sin θ),   θ = p·") +
+                    base_text(c.positional.rope_base) + "^(−2k/d_k),   " +
+                    (half ? "a = k, b = k + d_k/2" : "a = 2k, b = 2k + 1");
+      add(base + ".explain");
+      add(base + ".why");
+      add(base + (half ? ".half" : ".interleaved"));
+      if (trace && trace->dims.d_k >= 2) {
+        const Index d_k = trace->dims.d_k;
+        params.insert(params.end(), {{"theta_first", lab_number(1.0)},
+                                     {"theta_last", lab_number(std::pow(c.positional.rope_base,
+                                                                        -2.0 * static_cast<double>(d_k / 2 - 1) /
+                                                                            static_cast<double>(d_k)))},
+                                     {"pairs", std::to_string(d_k / 2)}});
+        out.numbers = say(base + ".numbers");
+      }
+      break;
+    }
+    case Step::Alibi: {
+      out.formula = "B_ij = S′_ij − m_h·|i − j|";
+      add(base + ".explain");
+      add(base + ".why");
+      if (!c.mask.causal) add(base + ".not_causal");
+      if (trace && !trace->alibi_slopes.empty()) {
+        std::string slopes;
+        for (double m : trace->alibi_slopes) slopes += (slopes.empty() ? "" : ", ") + lab_number(m);
+        params.push_back({"slopes", slopes});
+        out.formula += "    m = (" + slopes + ")";
+        out.numbers = say(base + ".numbers");
+      }
+      break;
+    }
     case Step::Scaled: {
       const char* mode = f.scale == ScaleMode::None ? "_none" : f.scale == ScaleMode::Custom ? "_custom" : "";
       out.formula = f.scale == ScaleMode::None     ? "S′ = S"
@@ -251,6 +338,17 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         break;
       }
       add(base + ".active");
+      if (c.mask.window > 0) {
+        out.formula += c.mask.causal ? ",    window: i − " + std::to_string(c.mask.window) + " < j ≤ i"
+                                     : ",    window: |i − j| < " + std::to_string(c.mask.window);
+        add(base + (c.mask.causal ? ".window_causal" : ".window"));
+      }
+      if (!c.mask.global_tokens.empty()) {
+        std::string globals;
+        for (Index g : c.mask.global_tokens) globals += (globals.empty() ? "" : ", ") + std::to_string(g);
+        params.push_back({"globals", globals});
+        add(base + ".global");
+      }
       if (std::isinf(c.mask_fill) && c.mask_fill < 0) {
         add(base + ".weight_inf");
       } else if (trace) {
@@ -292,7 +390,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
 }
 
 const char* step_text_glyphs() {
-  return "ₙ₀…ᵀ√÷×·−∞⊙∈Σ′″α→|[]:";
+  return "ₙ₀…ᵀ√÷×·−∞⊙∈Σ′″α→|[]:θ≤";
 }
 
 }  // namespace al

@@ -17,9 +17,21 @@
 
 namespace al {
 
-// The steps a learner walks through, in the order of the pipeline.
-enum class Step { X, Qkv, Scores, Scaled, Masked, Weights, Dropped, Context, Concat, WO, Output };
-constexpr int kStepCount = 11;
+// The steps a learner walks through. Enumerator values are stable indices; the
+// order of the pipeline is kStepOrder. Positions, Rope and Alibi exist only when
+// the session's positional option asks for them (step_present).
+enum class Step { X, Qkv, Scores, Scaled, Masked, Weights, Dropped, Context, Concat, WO, Output,
+                  Positions, Rope, Alibi };
+constexpr int kStepCount = 14;
+constexpr Step kStepOrder[kStepCount] = {Step::X,      Step::Positions, Step::Qkv,     Step::Rope,
+                                         Step::Scores, Step::Scaled,    Step::Alibi,   Step::Masked,
+                                         Step::Weights, Step::Dropped,  Step::Context, Step::Concat,
+                                         Step::WO,     Step::Output};
+// Whether `session` has this step: x + PE with sinusoidal positions (projection
+// mode), the rotation with RoPE, the bias with ALiBi; every other step always.
+bool step_present(Step step, const Session& session);
+// The steps of `session` in pipeline order.
+std::vector<Step> steps_of(const Session& session);
 
 const char* step_id(Step step);  // "x", "qkv", ..., "w_o": i18n keys step.<id>.*
 // Accepts a step id ("qkv", "w_o") or a trace stage name ("q", "weights", "output").

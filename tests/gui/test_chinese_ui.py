@@ -92,7 +92,7 @@ for width in (720, 800, 900, 1040):
 
 # Every guided lesson: its text quotes the example's real numbers (q rows, scores, weights).
 numbers_seen = 0
-for number in range(1, 9):
+for number in range(1, 17):
     _, widgets = screenshot(binary, "default", "x", out, f"lesson{number}-zh",
                             ["--lang", "zh", "--lesson", str(number), "--size", "1000x760"])
     lines = widgets.get("lesson.text.lines")

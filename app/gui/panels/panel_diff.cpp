@@ -5,6 +5,7 @@
 
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
+#include "model/stage_heads.hpp"
 #include "widgets/text_wrap.hpp"
 
 namespace al::gui {
@@ -88,8 +89,8 @@ void draw_diff_window(AppState& app) {
   ImGui::TextUnformatted(app.i18n.format("teach.diff.showing", {{"stage", stage_name(stage)}}).c_str());
   const Dims& d = trace->dims;
   const Index batch = std::clamp<Index>(app.view.batch, 0, d.batch - 1);
-  const bool per_head = stage != Stage::Concat && stage != Stage::Output;
-  const Index count = per_head ? d.heads : 1;
+  const bool per_head = stage_is_per_head(stage);
+  const Index count = stage_heads(d, stage);  // K/V heads for k, v, k_rot
   const float range = sd.max_abs > 0 ? static_cast<float>(sd.max_abs) : 1.0f;
   const float spacing = 1.0f * font;
   const float width = (ImGui::GetContentRegionAvail().x - spacing * static_cast<float>(count - 1)) / static_cast<float>(count);
@@ -98,7 +99,7 @@ void draw_diff_window(AppState& app) {
     HeatmapSpec spec;
     spec.name = std::string("diff.") + stage_name(stage) + (per_head ? ".h" + std::to_string(h) : "");
     spec.title = per_head ? app.i18n.format("heatmap.head", {{"n", std::to_string(h)}}) : stage_name(stage);
-    spec.values = matrix_of(sd.difference, per_head ? batch * d.heads + h : batch);
+    spec.values = matrix_of(sd.difference, stage_matrix(d, stage, batch, h));
     spec.style = {Colormap::Diverging, -range, range};
     spec.width = width;
     spec.max_height = std::max(6.0f * font, ImGui::GetContentRegionAvail().y - 3.0f * font);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/stage_heads.hpp"
 #include "teaching/explain.hpp"
 #include "io/session_io.hpp"
 #include "panels/panels.hpp"
@@ -37,7 +38,8 @@ std::string sum_text(AppState& app, const TermSum& sum, const std::string& bias_
 }
 
 // The heatmaps on screen (panel_heatmaps.cpp's names) that show a source line.
-void add_highlights(AppState& app, const Explanation& e, Index d_k) {
+void add_highlights(AppState& app, const Explanation& e, const Dims& dims) {
+  const Index d_k = dims.d_k;
   auto add = [&](const std::string& heatmap, bool is_row, Index index) {
     auto it = std::find_if(app.teaching.highlights.begin(), app.teaching.highlights.end(),
                            [&](const HeatmapHighlight& h) { return h.heatmap == heatmap; });
@@ -52,14 +54,17 @@ void add_highlights(AppState& app, const Explanation& e, Index d_k) {
       add("mask", s.is_row, s.index);
     } else if (stage_from_name(s.matrix) && s.head >= 0) {
       add(s.matrix + ".h" + std::to_string(s.head), s.is_row, s.index);
+    } else if (stage_from_name(s.matrix) && !stage_is_per_head(*stage_from_name(s.matrix))) {  // x_pos, concat, output
+      add(s.matrix, s.is_row, s.index);
     } else if (s.matrix == "concat" || s.matrix == "output") {
       add(s.matrix, s.is_row, s.index);
     } else if (s.matrix == "w_qkv" && e.fused_slice) {
       // The fused lab's W_qkv: the whole block that is this projection's W_Q, W_K or W_V.
       for (Index c = e.fused_slice->begin; c < e.fused_slice->end; ++c) add("labs.fused.W_qkv", false, c);
     } else if (!s.is_row && (s.matrix == "w_q" || s.matrix == "w_k" || s.matrix == "w_v")) {
-      // The inputs row shows the input head's slice of W_Q/W_K/W_V.
-      const Index local = s.index - app.view.input_head * d_k;
+      // The inputs row shows the input head's slice of W_Q, and of W_K/W_V the K/V head it reads.
+      const Index own = s.matrix == "w_q" ? app.view.input_head : dims.kv_head(app.view.input_head);
+      const Index local = s.index - own * d_k;
       if (local >= 0 && local < d_k) add("input." + s.matrix, false, local);
     } else {
       add("input." + s.matrix, s.is_row, s.index);  // x, x_kv, w_o, and direct-mode q/k/v
@@ -193,6 +198,36 @@ void explain_body(AppState& app, const Explanation& e, bool dropout) {
       term_order(app, e.sum);
       formula(sum_text(app, e.sum));
       break;
+    case ExplainKind::Positional: {
+      prose(app.tr("teach.explain.positional"));
+      const bool even = j % 2 == 0;
+      const std::string p = std::to_string(e.position), two_i = std::to_string(2 * (j / 2));
+      formula(std::string(even ? "sin" : "cos") + "(" + p + " / 10000^(" + two_i + "/d_model)) = " +
+              (even ? "sin(" : "cos(") + num(e.angle) + ") = " + num(e.encoding));
+      formula(num(e.input) + " + " + num(e.encoding) + " = " + num(e.value));
+      break;
+    }
+    case ExplainKind::Rotated: {
+      prose(app.i18n.format("teach.explain.rotated", {{"a", std::to_string(e.dim_a)}, {"b", std::to_string(e.dim_b)}, {"pair", std::to_string(e.pair)}}));
+      const std::string base = e.rope_base == std::floor(e.rope_base) && e.rope_base < 1e12
+                                   ? std::to_string(static_cast<long long>(e.rope_base))
+                                   : num(e.rope_base);  // 10000, not 1e4
+      formula("θ = " + std::to_string(e.position) + "·" + base + "^(−2·" + std::to_string(e.pair) + "/" +
+              std::to_string(e.d_k) + ") = " + num(e.angle));
+      const std::string xa = "x_" + std::to_string(e.dim_a), xb = "x_" + std::to_string(e.dim_b);
+      if (j == e.dim_a)
+        formula(xa + "·cos θ − " + xb + "·sin θ = " + num(e.x_a) + "×" + num(std::cos(e.angle)) + " − " + num(e.x_b) +
+                "×" + num(std::sin(e.angle)) + " = " + num(e.value));
+      else
+        formula(xb + "·cos θ + " + xa + "·sin θ = " + num(e.x_b) + "×" + num(std::cos(e.angle)) + " + " + num(e.x_a) +
+                "×" + num(std::sin(e.angle)) + " = " + num(e.value));
+      break;
+    }
+    case ExplainKind::Biased:
+      prose(app.tr("teach.explain.biased"));
+      formula(num(e.input) + " − " + num(e.slope) + "×|" + std::to_string(i) + " − " + std::to_string(j) + "| = " +
+              num(e.input) + " − " + num(e.slope * static_cast<double>(e.distance)) + " = " + num(e.value));
+      break;
   }
 }
 
@@ -239,27 +274,38 @@ void draw_explain_window(AppState& app) {
   auto token = [](const std::vector<std::string>& tokens, Index k) {
     return k < static_cast<Index>(tokens.size()) ? " \"" + tokens[static_cast<size_t>(k)] + "\"" : std::string();
   };
-  const bool kv_rows = cell->stage == Stage::K || cell->stage == Stage::V;
+  const bool kv_rows = stage_rows_are_keys(cell->stage);
   const std::string row_token = token(kv_rows && cross ? session.tokens_kv : session.tokens, cell->row);
   const std::string col_token = keys ? token(cross ? session.tokens_kv : session.tokens, cell->col) : "";
   std::string where = app.i18n.format(
       "teach.explain.cell", {{"stage", learner_name(app, stage_name(cell->stage))}, {"batch", std::to_string(cell->batch)},
                              {"row", std::to_string(cell->row) + row_token},
                              {"col", std::to_string(cell->col) + col_token}});
-  if (cell->stage != Stage::Concat && cell->stage != Stage::Output)
+  const Dims& dims = trace->dims;
+  const bool grouped = dims.kv_heads > 0 && dims.kv_heads < dims.heads;
+  if (stage_is_per_head(cell->stage))
     where += "  " + (cell->head < 0 ? std::string(app.tr("heatmap.average"))
-                                    : app.i18n.format("heatmap.head", {{"n", std::to_string(cell->head)}}));
+                     : stage_is_kv(cell->stage) && grouped ? "K/V " + app.i18n.format("heatmap.head", {{"n", std::to_string(cell->head)}})
+                                                          : app.i18n.format("heatmap.head", {{"n", std::to_string(cell->head)}}));
   ImGui::TextUnformatted(where.c_str());
   ImGui::Text("= %s", num(e.value).c_str());
   if (!app.view.hovered) wrapped_text_disabled(app.tr("teach.explain.pinned"));
   ImGui::Separator();
   explain_body(app, e, session.config.dropout.training && session.config.dropout.p > 0);
+  if (grouped && cell->head >= 0 && stage_is_kv(cell->stage))
+    wrapped_text_disabled(app.i18n.format("teach.explain.kv_cell", {{"kv", std::to_string(e.kv_head)},
+                                                                   {"first", std::to_string(e.kv_head * dims.group())},
+                                                                   {"last", std::to_string((e.kv_head + 1) * dims.group() - 1)}}));
+  else if (grouped && cell->head >= 0 && (cell->stage == Stage::Scores || cell->stage == Stage::Context))
+    wrapped_text_disabled(app.i18n.format("teach.explain.kv_shared", {{"head", std::to_string(cell->head)},
+                                                                     {"kv", std::to_string(e.kv_head)},
+                                                                     {"group", std::to_string(dims.group())}}));
   if (!e.sources.empty()) {
     ImGui::Separator();
     ImGui::TextDisabled("%s", app.tr("teach.explain.from"));
     for (const SourceLine& s : e.sources) ImGui::BulletText("%s", source_text(app, s).c_str());
   }
-  add_highlights(app, e, trace->dims.d_k);
+  add_highlights(app, e, trace->dims);
   if (app.widgets.enabled()) {
     app.widgets.set_fact("explain.kind", std::to_string(static_cast<int>(e.kind)));
     app.widgets.set_fact("explain.value", num(e.value));
@@ -324,7 +370,7 @@ void apply_teaching_options(AppState& app) {
     return;
   }
   std::string name = parts[0];
-  if (*stage != Stage::Concat && *stage != Stage::Output) name += parts[2] == "avg" ? ".avg" : ".h" + parts[2];
+  if (stage_is_per_head(*stage)) name += parts[2] == "avg" ? ".avg" : ".h" + parts[2];
   app.view.batch = std::atoll(parts[1].c_str());
   if (parts[2] != "avg") app.view.input_head = std::atoll(parts[2].c_str());  // the inputs row shows its head
   app.view.pinned = CellRef{name, std::atoll(parts[3].c_str()), std::atoll(parts[4].c_str())};

@@ -29,7 +29,9 @@ void draw_explanation(AppState& app) {
   }
   const StepText& text = shown.text;
 
-  ImGui::Text("%d/%d  %s", static_cast<int>(app.view.step) + 1, kStepCount, text.title.c_str());
+  const std::vector<Step> steps = steps_of(app.model.session());
+  const auto at = std::find(steps.begin(), steps.end(), app.view.step);
+  ImGui::Text("%d/%d  %s", static_cast<int>(at - steps.begin()) + 1, static_cast<int>(steps.size()), text.title.c_str());
   wrapped_text_colored(kFormulaColour, text.formula);
   app.widgets.add_last_item("explanation.formula");
   draw_trace_checks(app);

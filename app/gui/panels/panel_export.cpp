@@ -8,6 +8,7 @@
 #include "io/export_torch.hpp"
 #include "io/matrix_io.hpp"
 #include "panels/panels.hpp"
+#include "model/stage_heads.hpp"
 #include "teaching/table_text.hpp"
 #include "widgets/heatmap_png.hpp"
 #include "widgets/text_wrap.hpp"
@@ -27,10 +28,10 @@ void report(AppState& app, const std::optional<Error>& error, const std::string&
 Tensor shown_matrix(AppState& app, const Trace& trace, const CellAddress& cell) {
   const Dims& d = trace.dims;
   const TensorPtr& tensor = trace.stage_ptr(cell.stage);
-  const bool per_head = cell.stage != Stage::Concat && cell.stage != Stage::Output;
+  const bool per_head = stage_is_per_head(cell.stage);
   const MatrixView view = !per_head ? matrix_of(tensor, cell.batch)
-                          : cell.head < 0 ? app.derived.head_average(tensor, cell.batch, d.heads)
-                                          : matrix_of(tensor, cell.batch * d.heads + cell.head);
+                          : cell.head < 0 ? app.derived.head_average(tensor, cell.batch, stage_heads(d, cell.stage))
+                                          : matrix_of(tensor, stage_matrix(d, cell.stage, cell.batch, cell.head));
   Tensor m({view.rows, view.cols});
   for (Index r = 0; r < view.rows; ++r)
     for (Index c = 0; c < view.cols; ++c) m.data[static_cast<size_t>(r * view.cols + c)] = view.at(r, c);
@@ -41,7 +42,7 @@ Tensor shown_matrix(AppState& app, const Trace& trace, const CellAddress& cell) 
 // and V), key tokens on the columns of the key-by-key stages, else indices.
 std::pair<std::vector<std::string>, std::vector<std::string>> axis_labels(const Session& s, Stage stage) {
   const auto& keys = s.config.attention == AttentionKind::Cross ? s.tokens_kv : s.tokens;
-  const bool key_rows = stage == Stage::K || stage == Stage::V;
+  const bool key_rows = stage_rows_are_keys(stage);
   const bool key_cols = stage == Stage::Scores || stage == Stage::Scaled || stage == Stage::Masked ||
                         stage == Stage::Weights || stage == Stage::Dropped;
   return {key_rows ? keys : s.tokens, key_cols ? keys : std::vector<std::string>{}};

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "panels/panels.hpp"
+#include "model/stage_heads.hpp"
 #include "teaching/lab_numbers.hpp"
 #include "widgets/text_wrap.hpp"
 
@@ -231,8 +232,12 @@ bool explain_gradient_cell(AppState& app, const std::string& heatmap, Index row,
     return true;
   }
   const Dims& d = trace->dims;
-  const bool per_head = cell->stage != Stage::Concat && cell->stage != Stage::Output;
-  const Index matrix = per_head ? cell->batch * d.heads + cell->head : cell->batch;
+  const bool per_head = stage_is_per_head(cell->stage);
+  if (!grads->stages[static_cast<int>(cell->stage)] || (per_head && cell->head >= stage_heads(d, cell->stage))) {
+    wrapped_text(app.tr("grad.explain.none"));
+    return true;
+  }
+  const Index matrix = stage_matrix(d, cell->stage, cell->batch, cell->head);  // K/V heads for k, v, k_rot
   const Tensor& gradient = grads->stage(cell->stage);
   const double value = gradient.matrix(matrix)(row, col);
   std::string where = app.i18n.format("grad.explain.cell", {{"stage", app.tr("teach.matrix." + std::string(stage_name(cell->stage)))},

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "model/stage_heads.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
 
@@ -31,6 +32,11 @@ const char* stage_symbol(Stage stage) {
     case Stage::Context: return "α′·V";
     case Stage::Concat:
     case Stage::Output: break;  // words, in the reader's language: stage_title()
+    case Stage::XPos: return "X + PE";
+    case Stage::XKvPos: return "X_kv + PE";
+    case Stage::QRot: return "Q_rot";
+    case Stage::KRot: return "K_rot";
+    case Stage::Biased: return "B = S′ − m·|i−j|";
   }
   return "";
 }
@@ -57,7 +63,7 @@ std::string stage_title(const AppState& app, Stage stage) {
   return stage_symbol(stage);
 }
 
-bool is_per_head(Stage stage) { return stage != Stage::Concat && stage != Stage::Output; }
+bool is_per_head(Stage stage) { return stage_is_per_head(stage); }
 bool is_key_by_key(Stage stage) {
   return stage == Stage::Scores || stage == Stage::Scaled || stage == Stage::Masked ||
          stage == Stage::Weights || stage == Stage::Dropped;
@@ -92,20 +98,33 @@ class HeatmapBuilder {
 
   Index heads() const { return heads_; }
 
-  // One head of a trace stage (head -1: the average over heads).
+  // The title of head `head` of `stage`: "head 2", or for K/V stages with
+  // grouped-query attention the query heads that share it ("K/V head 0 · q heads 0–3").
+  std::string head_label(Stage stage, Index head) const {
+    const Dims& d = trace_.dims;
+    if (!stage_is_kv(stage) || stage_heads(d, stage) == d.heads)
+      return app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
+    const Index first = head * d.group(), last = first + d.group() - 1;
+    return app_.i18n.format(first == last ? "heatmap.kv_head_one" : "heatmap.kv_head",
+                            {{"n", std::to_string(head)}, {"first", std::to_string(first)}, {"last", std::to_string(last)}});
+  }
+
+  // One head of a trace stage (head -1: the average over heads); for K, V and k_rot a K/V head.
   HeatmapSpec stage(Stage stage, Index head) {
     HeatmapSpec spec;
+    if (!trace_.has(stage)) return spec;  // an option that is off: no matrix, the row drops it
     const TensorPtr& tensor = trace_.stage_ptr(stage);
     const StageSummary* summary = trace_.summary(stage);  // null: derive here (and cache)
+    const Index heads = stage_heads(trace_.dims, stage);  // K/V heads for k, v, k_rot
     std::string suffix;
     if (!is_per_head(stage)) {
       spec.values = matrix_of(tensor, batch_);
     } else if (head < 0) {
-      spec.values = summary ? matrix_of(summary->head_mean, batch_) : app_.derived.head_average(tensor, batch_, heads_);
+      spec.values = summary ? matrix_of(summary->head_mean, batch_) : app_.derived.head_average(tensor, batch_, heads);
       suffix = app_.tr("heatmap.average");
     } else {
-      spec.values = matrix_of(tensor, batch_ * heads_ + head);
-      suffix = app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
+      spec.values = matrix_of(tensor, batch_ * heads + head);
+      suffix = head_label(stage, head);
     }
     spec.name = std::string(stage_name(stage));
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
@@ -113,10 +132,10 @@ class HeatmapBuilder {
                  : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
                                           : stage_title(app_, stage);
     if (!suffix.empty()) spec.title += "  " + suffix;
-    spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
+    spec.row_labels = stage_rows_are_keys(stage) ? key_tokens_ : query_tokens_;
     if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
-    const Index first = is_per_head(stage) ? batch_ * heads_ : batch_;
-    const Index count = is_per_head(stage) ? heads_ : 1;
+    const Index first = is_per_head(stage) ? batch_ * heads : batch_;
+    const Index count = is_per_head(stage) ? heads : 1;
     if (stage == Stage::Weights || stage == Stage::Dropped) {
       ValueRange range = summary ? probability_range_of(*summary, first, count)
                                  : app_.derived.probability_range(tensor, first, count);
@@ -139,16 +158,18 @@ class HeatmapBuilder {
   HeatmapSpec gradient(const Gradients& grads, Stage stage, Index head) {
     HeatmapSpec spec;
     const TensorPtr& tensor = grads.stages[static_cast<int>(stage)];
+    if (!tensor) return spec;
     const bool per_head = is_per_head(stage);
-    spec.values = matrix_of(tensor, per_head ? batch_ * heads_ + head : batch_);
+    const Index heads = stage_heads(trace_.dims, stage);  // K/V heads for k, v, k_rot
+    spec.values = matrix_of(tensor, per_head ? batch_ * heads + head : batch_);
     spec.name = "grad." + std::string(stage_name(stage)) + (per_head ? ".h" + std::to_string(head) : "");
-    spec.title = "∂L/∂" + (is_per_head(stage) ? std::string(gradient_symbol(stage)) : stage_title(app_, stage));
-    if (per_head) spec.title += "  " + app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
-    spec.row_labels = (stage == Stage::K || stage == Stage::V) ? key_tokens_ : query_tokens_;
+    spec.title = "∂L/∂" + (per_head ? std::string(gradient_symbol(stage)) : stage_title(app_, stage));
+    if (per_head) spec.title += "  " + head_label(stage, head);
+    spec.row_labels = stage_rows_are_keys(stage) ? key_tokens_ : query_tokens_;
     if (is_key_by_key(stage)) spec.col_labels = key_tokens_;
     // One colour scale for all heads of the stage, symmetric about 0.
-    const ValueRange range = app_.derived.symmetric_range(tensor, per_head ? batch_ * heads_ : batch_,
-                                                          per_head ? heads_ : 1, nullptr);
+    const ValueRange range = app_.derived.symmetric_range(tensor, per_head ? batch_ * heads : batch_,
+                                                          per_head ? heads : 1, nullptr);
     spec.style = {Colormap::Diverging, range.low, range.high};
     if (is_key_by_key(stage) && stage != Stage::Scores) spec.mask = mask_;
     return spec;
@@ -198,14 +219,19 @@ class HeatmapBuilder {
     return spec;
   }
 
-  // Head `head`'s columns of a (d_model, d_model) weight, or of the fused
-  // (d_model, 3 d_model) one at block `block` (0 = Q, 1 = K, 2 = V).
+  // Query head `head`'s columns of W_Q (d_model, d_model), or of W_K / W_V
+  // (d_model, h_kv·d_k) the columns of the K/V head it reads; in a fused W_qkv
+  // (d_model, d_model + 2·h_kv·d_k) the same columns of block `block` (0 = Q, 1 = K, 2 = V).
   HeatmapSpec weight_slice(InputId separate, int block, const char* name, Index head) {
-    const Index d_k = trace_.dims.d_k;
-    const std::string title = std::string(name) + "[:, " + app_.i18n.format("heatmap.head", {{"n", std::to_string(head)}}) + "]";
-    if (session_.weights.fused())
-      return input(InputId::WQkv, title, 0, block * trace_.dims.d_model + head * d_k, d_k);
-    return input(separate, title, 0, head * d_k, d_k);
+    const Dims& d = trace_.dims;
+    const Index d_k = d.d_k;
+    const Stage stage = block == 0 ? Stage::Q : block == 1 ? Stage::K : Stage::V;
+    const Index own = block == 0 ? head : d.kv_head(head);
+    const std::string title = std::string(name) + "[:, " + head_label(stage, own) + "]";
+    const Index kv_width = stage_heads(d, Stage::K) * d_k;
+    const Index begin = block == 0 ? 0 : block == 1 ? d.d_model : d.d_model + kv_width;
+    if (session_.weights.fused()) return input(InputId::WQkv, title, 0, begin + own * d_k, d_k);
+    return input(separate, title, 0, own * d_k, d_k);
   }
 
   Index batch() const { return batch_; }
@@ -226,6 +252,7 @@ struct HeatmapRow {
   std::vector<HeatmapSpec> specs;
   float max_height = 0;
   bool select_head_on_click = false;  // clicking a head shows that head's inputs
+  Index head_group = 1;  // query heads per head of the row (a K/V head's first query head is n·group)
 };
 
 // How many of a row's heatmaps fit side by side in `available` width: each needs its title
@@ -250,6 +277,7 @@ void draw_row(AppState& app, HeatmapRow row) {
   std::vector<HeatmapSpec>& specs = row.specs;
   const float max_height = row.max_height;
   const bool select_head_on_click = row.select_head_on_click;
+  const Index head_group = row.head_group;
   if (specs.empty()) return;
   const float font = ImGui::GetFontSize();
   ImGui::TextDisabled("%s", row.label.c_str());
@@ -266,7 +294,7 @@ void draw_row(AppState& app, HeatmapRow row) {
       // Clicking a head shows that head's inputs.
       const auto& name = specs[i].name;
       auto pos = name.rfind(".h");
-      if (pos != std::string::npos) app.view.input_head = std::stoll(name.substr(pos + 2));
+      if (pos != std::string::npos) app.view.input_head = std::stoll(name.substr(pos + 2)) * head_group;
     }
   }
   ImGui::Spacing();
@@ -320,20 +348,25 @@ void draw_heatmaps(AppState& app) {
   // Every head of a per-head stage, plus the average; or the one asked for.
   // With the gradient view on, each head's gradient follows it (and the
   // average, which no loss reads, makes room for them).
+  // K, V and k_rot have the K/V heads: with grouped-query attention fewer, each labelled
+  // with the query heads that share it; "only head n" shows the K/V head query head n reads.
   auto all_heads = [&](Stage stage) {
     std::vector<HeatmapSpec> specs;
+    if (!trace.has(stage)) return specs;
+    const Index count = stage_heads(trace.dims, stage);
     auto add = [&](Index h) {
       specs.push_back(build.stage(stage, h));
       if (grads) specs.push_back(build.gradient(*grads, stage, h));
     };
     if (app.view.only_head >= 0 && app.view.only_head < heads) {
-      add(app.view.only_head);
+      add(stage_is_kv(stage) ? trace.dims.kv_head(app.view.only_head) : app.view.only_head);
       return specs;
     }
-    for (Index h = 0; h < heads; ++h) add(h);
-    if (heads > 1 && !grads) specs.push_back(build.stage(stage, -1));
+    for (Index h = 0; h < count; ++h) add(h);
+    if (count > 1 && !grads) specs.push_back(build.stage(stage, -1));
     return specs;
   };
+  const Index kv_hd = trace.dims.kv_head(hd);  // the K/V head the input head reads
   // A stage that is one matrix (concat, output), and its gradient.
   auto whole = [&](Stage stage) {
     std::vector<HeatmapSpec> specs = {build.stage(stage, 0)};
@@ -353,11 +386,13 @@ void draw_heatmaps(AppState& app) {
     return out;
   };
   std::vector<HeatmapRow> rows;
-  auto add_row = [&rows](const char* label, std::vector<HeatmapSpec> specs, float max_height, bool select_head) {
+  auto add_row = [&rows](const char* label, std::vector<HeatmapSpec> specs, float max_height, bool select_head,
+                         Index head_group = 1) {
     specs.erase(std::remove_if(specs.begin(), specs.end(), [](const HeatmapSpec& s) { return !s.values.valid(); }),
                 specs.end());
-    rows.push_back(HeatmapRow{label, std::move(specs), max_height, select_head});
+    rows.push_back(HeatmapRow{label, std::move(specs), max_height, select_head, head_group});
   };
+  const Index group = trace.dims.group();
   const std::string inputs_label = app.i18n.format("heatmap.inputs_of_head", {{"n", std::to_string(hd)}});
   const char* outputs_label = app.tr("heatmap.outputs");
 
@@ -386,20 +421,40 @@ void draw_heatmaps(AppState& app) {
         add_row(inputs_label.c_str(), specs, short_height, false);
       }
       add_row(outputs_label, all_heads(Stage::Q), short_height, true);
-      add_row("", all_heads(Stage::K), short_height, true);
-      add_row("", all_heads(Stage::V), short_height, true);
+      add_row("", all_heads(Stage::K), short_height, true, group);
+      add_row("", all_heads(Stage::V), short_height, true, group);
+      break;
+    case Step::Positions: {
+      std::vector<HeatmapSpec> inputs = {build.input(InputId::X, x_name, build.batch())};
+      std::vector<HeatmapSpec> outputs = {build.stage(Stage::XPos, 0)};
+      if (session.config.attention == AttentionKind::Cross) {
+        inputs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
+        outputs.push_back(build.stage(Stage::XKvPos, 0));
+      }
+      add_row(app.tr("heatmap.inputs"), inputs, short_height, false);
+      add_row(outputs_label, outputs, tall, false);
+      break;
+    }
+    case Step::Rope:
+      add_row(inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, kv_hd)}, short_height, false);
+      add_row(outputs_label, all_heads(Stage::QRot), short_height, true);
+      add_row("", all_heads(Stage::KRot), short_height, true, group);
       break;
     case Step::Scores:
-      add_row(inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, hd)},
+      add_row(inputs_label.c_str(), {build.stage(trace.scored_q(), hd), build.stage(trace.scored_k(), kv_hd)},
                   short_height, false);
       add_row(outputs_label, all_heads(Stage::Scores), tall, true);
+      break;
+    case Step::Alibi:
+      add_row(inputs_label.c_str(), {build.stage(Stage::Scaled, hd)}, short_height, false);
+      add_row(outputs_label, all_heads(Stage::Biased), tall, true);
       break;
     case Step::Scaled:
       add_row(inputs_label.c_str(), {build.stage(Stage::Scores, hd)}, short_height, false);
       add_row(outputs_label, all_heads(Stage::Scaled), tall, true);
       break;
     case Step::Masked:
-      add_row(inputs_label.c_str(), {build.stage(Stage::Scaled, hd), build.mask()},
+      add_row(inputs_label.c_str(), {build.stage(trace.before_mask(), hd), build.mask()},
                   short_height, false);
       add_row(outputs_label, all_heads(Stage::Masked), tall, true);
       break;
@@ -412,7 +467,7 @@ void draw_heatmaps(AppState& app) {
       add_row(outputs_label, all_heads(Stage::Dropped), tall, true);
       break;
     case Step::Context:
-      add_row(inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, hd)},
+      add_row(inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, kv_hd)},
                   short_height, false);
       add_row(outputs_label, all_heads(Stage::Context), tall, true);
       break;

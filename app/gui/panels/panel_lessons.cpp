@@ -14,6 +14,8 @@
 #include <imgui_internal.h>  // FindWindowByName: is the Training lab's window there yet
 
 #include "io/session_io.hpp"
+#include "numerics/attention.hpp"
+#include "teaching/llama_path.hpp"
 #include "panels/panels.hpp"
 #include "state/documents.hpp"
 #include "widgets/text_wrap.hpp"
@@ -34,6 +36,7 @@ struct Lesson {
   Stage pin_stage;      // the cell the text quotes: stage (head 0), row, column
   Index pin_row, pin_col;  // the look-back steps: from the last query (row −1 = L − 1, column −2 = L − 2)
   LessonKind kind = LessonKind::Tour;
+  int path_step = -1;   // a step of llama_path() (the session it builds) instead of the preset
 };
 
 // The look-back steps' example: made by look_back_start(), not a preset file.
@@ -56,6 +59,11 @@ const Lesson kLessons[] = {
      LessonKind::LookBackStep},
     {"look_back_train", kLookBackModel, Step::Weights, "", "training.toggle", Stage::Weights, -1, -2,
      LessonKind::LookBackTrain},
+    // From the seeds' MHA to a Llama block, one option at a time (core/teaching/llama_path.hpp).
+    {"path_mha", "llama-block", Step::Weights, "", "heatmap.weights.h0", Stage::Weights, 2, 5, LessonKind::Tour, 0},
+    {"path_causal", "llama-block", Step::Masked, "", "heatmap.masked.h0", Stage::Masked, 2, 5, LessonKind::Tour, 1},
+    {"path_gqa", "llama-block", Step::Qkv, "", "heatmap.k.h0", Stage::K, 2, 0, LessonKind::Tour, 2},
+    {"path_rope", "llama-block", Step::Rope, "", "heatmap.q_rot.h0", Stage::QRot, 3, 0, LessonKind::Tour, 3},
 };
 constexpr int kLessonCount = static_cast<int>(sizeof kLessons / sizeof kLessons[0]);
 
@@ -107,6 +115,36 @@ const LookBackStart& look_back(LessonState& state) {
 
 Positions start_positions(LessonState& state) { return look_back(state).config.positions; }
 
+// What the lesson's step of the path changed: the previous step's session traced
+// here (8 tokens: cheap, and cached while the lesson and the trace stay) against the trace on screen.
+void add_path_params(const Lesson& lesson, const Trace& trace, Params& params) {
+  if (lesson.path_step < 0) return;
+  const Dims& d = trace.dims;
+  const Index kv_heads = d.kv_heads > 0 ? d.kv_heads : d.heads;
+  params.push_back({"h_kv", std::to_string(kv_heads)});
+  params.push_back({"group", std::to_string(d.heads / kv_heads)});
+  if (lesson.path_step == 0) return;
+  static int cached_step = -1;
+  static std::shared_ptr<const Trace> before;
+  if (cached_step != lesson.path_step) {
+    before.reset();
+    if (auto path = llama_path())
+      if (auto t = compute((*path)[static_cast<size_t>(lesson.path_step - 1)].session)) before = *t;
+    cached_step = lesson.path_step;
+  }
+  if (!before || before->dims.len_q != d.len_q || before->dims.len_kv != d.len_kv || before->dims.heads != d.heads ||
+      before->dims.batch != d.batch)
+    return;  // the learner changed the sizes: no step to compare with (the text shows its placeholders' names)
+  const PathChange change = path_change(*before, trace);
+  params.insert(params.end(), {{"newly_masked", std::to_string(change.newly_masked)},
+                               {"max_weight_change", lab_number(change.max_weight_change)},
+                               {"max_output_change", lab_number(change.max_output_change)},
+                               {"kv_before", std::to_string(change.kv_floats_before)},
+                               {"kv_after", std::to_string(change.kv_floats_after)},
+                               {"kv_bytes_before", std::to_string(4 * change.kv_floats_before)},
+                               {"kv_bytes_after", std::to_string(4 * change.kv_floats_after)}});
+}
+
 // Sets the example of a lesson up: its preset (only if the tour did not just load
 // it), the stepper's step, the editor tab and the pinned cell; the look-back steps
 // turn the gradient view on (push the last query's first output cell up) or open
@@ -114,10 +152,18 @@ Positions start_positions(LessonState& state) { return look_back(state).config.p
 void apply(AppState& app, LessonState& state) {
   const Lesson& lesson = kLessons[state.index];
   const bool look_back_step = lesson.kind != LessonKind::Tour;
-  if (state.preset != lesson.preset || state.preset_revision != app.model.revision()) {
+  const std::string example = lesson.path_step < 0 ? lesson.preset : std::string(lesson.preset) + "/" + lesson.id;
+  if (state.preset != example || state.preset_revision != app.model.revision()) {
     std::optional<Session> session;
     if (look_back_step) {
       session = look_back(state).session;
+    } else if (lesson.path_step >= 0) {
+      auto path = llama_path();
+      if (!path) {
+        app.notices.push_back(app.i18n.error_message(path.error()));
+        return;
+      }
+      session = (*path)[static_cast<size_t>(lesson.path_step)].session;
     } else if (auto preset = load_preset(lesson.preset)) {
       session = std::move(*preset);
     } else {
@@ -127,9 +173,9 @@ void apply(AppState& app, LessonState& state) {
     // The session only counts as unsaved if the lesson changed it: the same
     // example stays as it is (and unmodified).
     if (session_to_json(*session) != session_to_json(app.model.session()))
-      open_example_session(app, std::move(*session), lesson.preset,
-                           app.i18n.format("lessons.edit_label", {{"preset", lesson.preset}}));
-    state.preset = lesson.preset;
+      open_example_session(app, std::move(*session), example,
+                           app.i18n.format("lessons.edit_label", {{"preset", example}}));
+    state.preset = example;
     state.preset_revision = app.model.revision();
   }
   app.view.step = lesson.step;
@@ -310,6 +356,7 @@ void draw_lessons(AppState& app) {
     Params params;
     if (shown && lesson.kind != LessonKind::Tour) std::tie(text_key, params) = look_back_text(app, state, lesson, *trace);
     else if (shown) params = lesson_params(lesson, *trace, session);
+    if (shown) add_path_params(lesson, *trace, params);
     wrapped_text_colored(kFormulaColour, app.i18n.format(base + ".title" + variant, params));
     const std::string lines = shown ? wrapped_text(app.i18n.format(text_key, params))
                                     : wrapped_text(app.tr("lessons.no_trace"));

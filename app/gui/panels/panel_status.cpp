@@ -1,6 +1,7 @@
 // The status line: the current error (translated), compute time and memory of
 // the trace on screen, the pinned cell, start-up notices (missing font ...).
 #include "panels/panels.hpp"
+#include "model/stage_heads.hpp"
 #include "state/teaching_views.hpp"
 #include "widgets/text_wrap.hpp"
 
@@ -26,9 +27,14 @@ void forget_missing_pin(AppState& app) {
   if (!app.view.pinned || !trace) return;
   const auto cell = cell_address_of(*app.view.pinned, 0);
   if (!cell) return;  // inputs and the mask: not a stage
+  if (!trace->has(cell->stage)) {  // x_pos, q_rot, biased ... after their option was turned off
+    app.view.pinned.reset();
+    return;
+  }
   const Tensor& t = trace->stage(cell->stage);
   const bool per_head = t.rank() == 4;
-  const bool head_exists = per_head ? cell->head < trace->dims.heads : cell->head == 0;  // -1: the average
+  const bool head_exists = per_head ? cell->head < stage_heads(trace->dims, cell->stage)  // K/V heads for k, v
+                                    : cell->head == 0;  // -1: the average
   if (!head_exists || cell->row < 0 || cell->row >= t.rows() || cell->col < 0 || cell->col >= t.cols())
     app.view.pinned.reset();
 }

@@ -4,25 +4,45 @@
 
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
+#include <vector>
+
 
 namespace al::gui {
 
 namespace {
 constexpr double kPlaySecondsPerStep = 1.6;
 
-void go_to(AppState& app, int index) {
-  const int clamped = std::max(0, std::min(kStepCount - 1, index));
-  app.view.step = static_cast<Step>(clamped);
+// The position of the current step among the session's steps; a step the session
+// lost (its option turned off) falls back to the nearest earlier step it has.
+int current_index(AppState& app, const std::vector<Step>& steps) {
+  int last_present = 0;
+  for (Step step : kStepOrder) {
+    const auto it = std::find(steps.begin(), steps.end(), step);
+    if (it != steps.end()) last_present = static_cast<int>(it - steps.begin());
+    if (step == app.view.step) break;
+  }
+  app.view.step = steps[static_cast<size_t>(last_present)];
+  return last_present;
+}
+
+void go_to(AppState& app, const std::vector<Step>& steps, int index) {
+  const int clamped = std::max(0, std::min(static_cast<int>(steps.size()) - 1, index));
+  app.view.step = steps[static_cast<size_t>(clamped)];
 }
 }  // namespace
 
-void step_by(AppState& app, int delta) { go_to(app, static_cast<int>(app.view.step) + delta); }
+void step_by(AppState& app, int delta) {
+  const std::vector<Step> steps = steps_of(app.model.session());
+  go_to(app, steps, current_index(app, steps) + delta);
+}
 
 void advance_play(AppState& app) {
   if (!app.view.playing) return;
   const double now = glfwGetTime();
   if (now < app.view.next_play_time) return;
-  if (static_cast<int>(app.view.step) + 1 >= kStepCount) {
+  const std::vector<Step> steps = steps_of(app.model.session());
+  if (current_index(app, steps) + 1 >= static_cast<int>(steps.size())) {
     app.view.playing = false;  // stop at the end instead of looping: the learner reads the output
     return;
   }
@@ -31,7 +51,9 @@ void advance_play(AppState& app) {
 }
 
 void draw_stepper(AppState& app) {
-  const int current = static_cast<int>(app.view.step);
+  const std::vector<Step> steps = steps_of(app.model.session());  // x_pos, rope, alibi only when on
+  const int count = static_cast<int>(steps.size());
+  const int current = current_index(app, steps);
   ImGui::BeginDisabled(current == 0);
   if (ImGui::Button((std::string("◀ ") + app.tr("stepper.previous") + "###prev").c_str()))
     step_by(app, -1);
@@ -42,12 +64,12 @@ void draw_stepper(AppState& app) {
                                             : std::string("▶ ") + app.tr("stepper.play");
   if (ImGui::Button((play + "###play").c_str())) {
     app.view.playing = !app.view.playing;
-    if (app.view.playing && current + 1 >= kStepCount) go_to(app, 0);  // replay from the start
+    if (app.view.playing && current + 1 >= count) go_to(app, steps, 0);  // replay from the start
     app.view.next_play_time = glfwGetTime() + kPlaySecondsPerStep;
   }
   app.widgets.add_last_item("stepper.play");
   ImGui::SameLine();
-  ImGui::BeginDisabled(current + 1 >= kStepCount);
+  ImGui::BeginDisabled(current + 1 >= count);
   if (ImGui::Button((std::string(app.tr("stepper.next")) + " ▶###next").c_str())) step_by(app, 1);
   ImGui::EndDisabled();
   app.widgets.add_last_item("stepper.next");
@@ -57,19 +79,19 @@ void draw_stepper(AppState& app) {
   draw_gradient_toggle(app);
 
   // The timeline strip: every step, the current one highlighted.
-  for (int i = 0; i < kStepCount; ++i) {
-    const Step step = static_cast<Step>(i);
+  for (int i = 0; i < count; ++i) {
+    const Step step = steps[static_cast<size_t>(i)];
     const std::string timeline = step_timeline(step, app.model.session(), app.i18n.lookup()) + "###timeline";
     if (i > 0) {
       ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
       ImGui::TextDisabled("→");
       ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
     }
-    ImGui::PushID(i);
+    ImGui::PushID(static_cast<int>(step));
     const bool selected = i == current;
     if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     if (ImGui::Button(timeline.c_str())) {
-      go_to(app, i);
+      go_to(app, steps, i);
       app.view.playing = false;
     }
     if (selected) ImGui::PopStyleColor();

@@ -48,7 +48,8 @@ TEST_CASE("presets: all of them are listed with a description, load and trace") 
     CHECK_FALSE(trace->any_fully_masked());
   }
   for (const char* required : {"default", "seed-003-example", "causal-decoder", "padded-batch", "cross-attention",
-                               "seed-000-usage", "seed-002-mask-bug", "seed-004-fused"})
+                               "seed-000-usage", "seed-002-mask-bug", "seed-004-fused", "llama-block",
+                               "mistral-window", "alibi-6-heads", "longformer-global"})
     CHECK(std::find(names.begin(), names.end(), required) != names.end());
   CHECK(std::string(default_preset_name()) == "default");
   CHECK(std::is_sorted(names.begin(), names.end()));
@@ -182,4 +183,47 @@ TEST_CASE("presets: an unknown name is an UnknownPreset error listing the preset
   CHECK(r.error().code == ErrorCode::UnknownPreset);
   CHECK(r.error().message.find("'defualt'") != std::string::npos);
   CHECK(r.error().message.find("seed-003-example") != std::string::npos);
+}
+
+TEST_CASE("presets of today's attention: each is what its description says, checked on the weights") {
+  auto weight = [](const Trace& t, Index h, Index i, Index j) { return t.stage(Stage::Weights).at({0, h, i, j}); };
+  {
+    auto session = load_preset("llama-block");
+    REQUIRE(session.ok());
+    CHECK(session->config.num_heads == 8);
+    CHECK(session->config.kv_heads() == 2);
+    CHECK(session->config.positional.type == PositionalType::Rope);
+    CHECK(session->config.positional.rope_style == RopeStyle::Half);
+    auto t = trace_of("llama-block");
+    CHECK(t->stage(Stage::K).shape == std::vector<Index>{1, 2, 8, 4});  // (B, h_kv, Lk, d_k)
+    CHECK(t->has(Stage::QRot));
+    CHECK(t->has(Stage::KRot));
+    for (Index h = 0; h < 8; ++h)
+      for (Index i = 0; i < 8; ++i)
+        for (Index j = 0; j < 8; ++j) CHECK((weight(*t, h, i, j) > 0) == (j <= i));  // causal
+  }
+  {
+    auto t = trace_of("mistral-window");
+    CHECK(t->dims.kv_heads == 2);
+    CHECK(t->dims.heads == 4);
+    for (Index i = 0; i < 10; ++i)
+      for (Index j = 0; j < 10; ++j) CHECK((weight(*t, 1, i, j) > 0) == (i - 3 < j && j <= i));  // the 3 most recent
+  }
+  {
+    auto t = trace_of("alibi-6-heads");
+    const std::vector<double> slopes = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
+    REQUIRE(t->alibi_slopes.size() == 6);
+    for (size_t h = 0; h < 6; ++h) CHECK(t->alibi_slopes[h] == slopes[h]);
+    CHECK(t->has(Stage::Biased));
+  }
+  {
+    auto session = load_preset("longformer-global");
+    REQUIRE(session.ok());
+    CHECK(session->tokens[0] == "[CLS]");
+    auto t = trace_of("longformer-global");
+    CHECK(t->has(Stage::XPos));
+    for (Index i = 0; i < 10; ++i)
+      for (Index j = 0; j < 10; ++j)  // window 2: |i − j| < 2, or the global token 0 on either side
+        CHECK((weight(*t, 0, i, j) > 0) == (std::abs(i - j) < 2 || i == 0 || j == 0));
+  }
 }

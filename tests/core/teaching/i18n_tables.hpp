@@ -59,7 +59,8 @@ inline std::vector<std::string> english_words(const std::string& text) {
       "LaTeX", "Markdown", "default",  // file formats, and the name of a built-in example
       "JSON", "true", "false", "null",
       // Names of methods, models and authors, written as in the papers: 旋转位置编码 RoPE.
-      "RoPE", "ALiBi", "Llama", "Mistral", "Vaswani", "Ainslie"};
+      "RoPE", "ALiBi", "Llama", "Mistral", "Vaswani", "Ainslie", "Longformer", "RoFormer", "Press", "Meta", "GPT",
+      "base"};  // RoPE's base, as the formula θ = p·base^(−2k/d_k) writes it
   std::vector<std::string> found;
   // Placeholders, "quoted" values and dotted paths (config.mask.custom) a learner types in a session file.
   static const std::regex placeholder("\\{[a-z_]+\\}|\"[^\"]*\"|[a-z_]+(\\.[a-z_]+)+");

@@ -318,3 +318,49 @@ TEST_CASE("every warning from reading the settings reads in Chinese, with its va
   REQUIRE(where.has_value());
   CHECK(*where == "不知道把 Attention Lab 的设置保存在哪里：$XDG_CONFIG_HOME 和 $HOME 都没有设置；改用默认设置");
 }
+
+TEST_CASE("the settings of today's attention that cannot work read in Chinese, with their numbers") {
+  // (edit of a preset, what the Chinese message must contain)
+  const std::vector<std::tuple<const char*, std::function<void(Session&)>, std::vector<std::string>>> edits = {
+      {"default", [](Session& s) { s.config.num_kv_heads = 3; }, {"num_kv_heads = 3", "num_heads = 2", "整除"}},
+      {"seed-003-example", [](Session& s) { s.config.positional.type = PositionalType::Sinusoidal; }, {"直接模式", "正弦"}},
+      {"seed-003-example", [](Session& s) { s.config.positional.type = PositionalType::Rope; s.config.d_model = 3; },
+       {"偶数", "3"}},
+      {"default", [](Session& s) { s.config.positional.type = PositionalType::Rope; s.config.positional.rope_base = 0.5; },
+       {"rope_base", "0.5"}},
+      {"default", [](Session& s) { s.config.mask.window = -2; }, {"滑动窗口", "-2"}},
+      {"cross-attention", [](Session& s) { s.config.mask.global_tokens = {0}; }, {"全局词元", "交叉注意力"}},
+      {"default", [](Session& s) { s.config.mask.global_tokens = {99}; }, {"全局词元 99", "0 到 5"}},
+  };
+  for (const auto& [preset, edit, expected] : edits) {
+    Session s = *load_preset(preset);
+    edit(s);
+    auto traced = compute(s);
+    REQUIRE_FALSE(traced.ok());
+    CAPTURE(traced.error().message);
+    const auto chinese = chinese_error(traced.error());
+    REQUIRE(chinese.has_value());
+    CAPTURE(*chinese);
+    CHECK(english_words(*chinese).empty());
+    for (const std::string& part : expected) CHECK_MESSAGE(contains(*chinese, part), "missing: " << part);
+  }
+  // The positional object of a session file.
+  const std::string head = R"({"format": "attention-lab/session", "version": 1, "x": [[1, 2]], "config": {"positional": )";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> files = {
+      {R"({})", {"\"type\"", "\"rope\""}},
+      {R"({"type": "learned"})", {"\"learned\"", "\"alibi\""}},
+      {R"({"type": "alibi", "rope_style": "half"})", {"rope_style", "只用于"}},
+      {R"({"type": "rope", "rope_style": "spiral"})", {"\"spiral\"", "\"interleaved\""}},
+      {R"({"type": "none", "rope_base": 500})", {"rope_base", "只用于"}},
+  };
+  for (const auto& [positional, expected] : files) {
+    auto parsed = parse_session_json(head + positional + "}}", ".", "session.json");
+    REQUIRE_FALSE(parsed.ok());
+    CAPTURE(parsed.error().message);
+    const auto chinese = chinese_error(parsed.error());
+    REQUIRE(chinese.has_value());
+    CAPTURE(*chinese);
+    CHECK(english_words(*chinese).empty());
+    for (const std::string& part : expected) CHECK_MESSAGE(contains(*chinese, part), "missing: " << part);
+  }
+}

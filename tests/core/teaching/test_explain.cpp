@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/stage_heads.hpp"
 #include "numerics/attention.hpp"
 #include "editing/edits.hpp"
 #include "teaching/explain.hpp"
@@ -63,9 +64,9 @@ void check_every_cell(const al::Session& s) {
   for (Stage stage : al::kAllStages) {
     if (!t.has(stage)) continue;
     const al::Tensor& tensor = t.stage(stage);
-    const bool per_head = stage != Stage::Concat && stage != Stage::Output;
+    const bool per_head = al::stage_is_per_head(stage);
     for (al::Index b = 0; b < t.dims.batch; ++b)
-      for (al::Index h = per_head ? -1 : 0; h < (per_head ? t.dims.heads : 1); ++h)
+      for (al::Index h = per_head ? -1 : 0; h < al::stage_heads(t.dims, stage); ++h)  // K/V heads for k, v, k_rot
         for (al::Index i = 0; i < tensor.rows(); ++i)
           for (al::Index j = 0; j < tensor.cols(); ++j) {
             CAPTURE(al::stage_name(stage));
@@ -99,6 +100,17 @@ void check_every_cell(const al::Session& s) {
                 break;
               case ExplainKind::Concat:
                 CHECK(e.value == t.stage(Stage::Context).matrix(b * t.dims.heads + e.source_head)(i, e.source_col));
+                break;
+              case ExplainKind::Positional:
+                CHECK(close(e.input + e.encoding, e.value));
+                break;
+              case ExplainKind::Rotated:
+                CHECK(close(j == e.dim_a ? e.x_a * std::cos(e.angle) - e.x_b * std::sin(e.angle)
+                                         : e.x_b * std::cos(e.angle) + e.x_a * std::sin(e.angle),
+                            e.value));
+                break;
+              case ExplainKind::Biased:
+                CHECK(close(e.input - e.slope * static_cast<double>(e.distance), e.value));
                 break;
               case ExplainKind::Given:
                 CHECK(e.value == al::input(s, stage == Stage::Q   ? al::InputId::Q
@@ -164,7 +176,8 @@ TEST_CASE("explain: seed 003's first score and its scaling, by hand") {
 
 TEST_CASE("explain: every cell's arithmetic gives back the trace's value") {
   for (const char* name : {"seed-003-example", "default", "causal-decoder", "cross-attention", "padded-batch",
-                           "seed-002-mask-bug", "seed-004-fused"}) {
+                           "seed-002-mask-bug", "seed-004-fused", "llama-block", "mistral-window", "alibi-6-heads",
+                           "longformer-global"}) {
     CAPTURE(name);
     check_every_cell(preset(name));
   }

@@ -58,7 +58,9 @@ double score_variance_by_loop(const Trace& t) {
       for (Index i = 0; i < d.len_q; ++i)
         for (Index j = 0; j < d.len_kv; ++j) {
           double s = 0;
-          for (Index p = 0; p < d.d_k; ++p) s += double(t.stage(Stage::Q).at({b, h, i, p})) * t.stage(Stage::K).at({b, h, j, p});
+          // q_rot/k_rot with RoPE; query head h reads K/V head h ÷ (h / h_kv) with grouped-query attention.
+          for (Index p = 0; p < d.d_k; ++p)
+            s += double(t.stage(t.scored_q()).at({b, h, i, p})) * t.stage(t.scored_k()).at({b, d.kv_head(h), j, p});
           scores.push_back(s);
         }
   double mean = 0, squares = 0;
@@ -92,6 +94,12 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   for (const PresetInfo& p : list_presets()) out.push_back({p.name, *load_preset(p.name)});
   auto causal = [](Session& s) { s.config.mask.causal = true; };
+  out.push_back({"rope interleaved", edited("llama-block", [](Session& s) {
+                   s.config.positional.rope_style = RopeStyle::Interleaved; })});
+  out.push_back({"alibi not causal", edited("alibi-6-heads", [](Session& s) { s.config.mask.causal = false; })});
+  out.push_back({"cross sinusoidal", edited("cross-attention", [](Session& s) {
+                   s.config.positional.type = PositionalType::Sinusoidal; })});
+  out.push_back({"window not causal", edited("default", [](Session& s) { s.config.mask.window = 2; })});
   out.push_back({"fill -1e-20", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e-20; })});
   out.push_back({"fill 0", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = 0; })});
   out.push_back({"fill -1e9", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e9; })});
@@ -119,7 +127,8 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
     REQUIRE_MESSAGE(traced.ok(), traced.error().message);
     const Trace& t = **traced;
     const Config& config = c.session.config;
-    const bool has_mask = config.mask.causal || config.mask.key_padding || config.mask.custom;
+    const bool has_mask = config.mask.causal || config.mask.key_padding || config.mask.custom ||
+                          config.mask.window > 0 || !config.mask.global_tokens.empty();
     const bool dropout = config.dropout.training && config.dropout.p > 0;
     const bool cross = config.attention == AttentionKind::Cross, direct = config.mode == InputMode::Direct;
     const double leak = masked_weight_by_loop(t);
@@ -127,8 +136,7 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
     for (bool chinese : {false, true}) {
       CAPTURE(chinese);
       std::map<Step, StepText> texts;
-      for (int i = 0; i < kStepCount; ++i) {
-        const Step step = static_cast<Step>(i);
+      for (const Step step : steps_of(c.session)) {
         const StepText text = step_text(step, c.session, &t, lookup_in(chinese), chinese);
         CAPTURE(step_id(step));
         CHECK_FALSE(text.title.empty());
@@ -313,4 +321,68 @@ TEST_CASE("every preset has a Chinese description, in Chinese, with the English 
       CHECK(contains(preset.description_zh, "头 0"));
       CHECK(contains(preset.description_zh, "头 1"));
     }
+}
+
+TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on, in pipeline order, with their why") {
+  auto order = [](const Session& s) {
+    std::vector<std::string> ids;
+    for (Step step : steps_of(s)) ids.push_back(step_id(step));
+    return ids;
+  };
+  using Ids = std::vector<std::string>;
+  const Ids plain = {"x", "qkv", "scores", "scaled", "masked", "weights", "dropped", "context", "concat", "w_o", "output"};
+  CHECK(order(*load_preset("default")) == plain);
+  Ids rope = plain, alibi = plain, positions = plain;
+  rope.insert(rope.begin() + 2, "rope");
+  alibi.insert(alibi.begin() + 4, "alibi");
+  positions.insert(positions.begin() + 1, "x_pos");
+  CHECK(order(*load_preset("llama-block")) == rope);
+  CHECK(order(*load_preset("alibi-6-heads")) == alibi);
+  CHECK(order(*load_preset("longformer-global")) == positions);
+  CHECK(step_from_name("q_rot") == Step::Rope);
+  CHECK(step_from_name("biased") == Step::Alibi);
+  CHECK(step_from_name("x_kv_pos") == Step::Positions);
+
+  for (bool chinese : {false, true}) {
+    CAPTURE(chinese);
+    auto text = [&](const char* preset, Step step, const std::function<void(Session&)>& edit = nullptr) {
+      Session s = *load_preset(preset);
+      if (edit) edit(s);
+      auto t = compute(s);
+      REQUIRE(t.ok());
+      return step_text(step, s, t->get(), lookup_in(chinese), chinese);
+    };
+    // RoPE: the score depends only on i − j; d_k = 4 gives 2 pairs, the last turning 10000^(−1/2) = 0.01 per position.
+    const StepText r = text("llama-block", Step::Rope);
+    CHECK(contains(r.explain, "i − j"));
+    CHECK(contains(r.formula, "a = k, b = k + d_k/2"));
+    CHECK(contains(r.formula, "10000^(−2k/d_k)"));
+    CHECK(contains(r.numbers, "0.01"));
+    CHECK(contains(text("llama-block", Step::Rope, [](Session& s) {
+                     s.config.positional.rope_style = RopeStyle::Interleaved; }).formula, "a = 2k, b = 2k + 1"));
+    // GQA: 8 query heads, 2 K/V heads, groups of 4.
+    const StepText q = text("llama-block", Step::Qkv);
+    CHECK(contains(q.formula, "h_kv = 2"));
+    CHECK(contains(q.explain, "h_kv = 2"));
+    CHECK(contains(q.explain, "n ÷ 4"));
+    CHECK(contains(text("llama-block", Step::Scores).formula, "K_rot(n ÷ 4)ᵀ"));
+    CHECK_FALSE(contains(text("default", Step::Qkv).explain, "h_kv"));
+    // ALiBi: the slopes of 6 heads; the |i − j| of a non-causal session is said to be ours.
+    const StepText a = text("alibi-6-heads", Step::Alibi);
+    std::string slopes;  // Press et al. for 6 heads: 2^-2, 2^-4, 2^-6, 2^-8 (the 4-head rule), then 2^-1, 2^-3
+    for (double m : {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}) slopes += (slopes.empty() ? "" : ", ") + lab_number(m);
+    CHECK(contains(a.formula, "m = (" + slopes + ")"));
+    const std::string ours = chinese ? "本程序的定义" : "this program's definition";
+    CHECK_FALSE(contains(a.explain, ours));
+    CHECK(contains(text("alibi-6-heads", Step::Alibi, [](Session& s) { s.config.mask.causal = false; }).explain, ours));
+    // Window and global tokens in the mask step.
+    const StepText m = text("mistral-window", Step::Masked);
+    CHECK(contains(m.formula, "window: i − 3 < j ≤ i"));
+    CHECK(contains(m.explain, "O(L·w)"));
+    const StepText g = text("longformer-global", Step::Masked);
+    CHECK(contains(g.formula, "window: |i − j| < 2"));
+    CHECK(contains(g.explain, chinese ? "位置 0 上是全局词元" : "Global tokens at positions 0"));
+    // Sinusoidal positions.
+    CHECK(contains(text("longformer-global", Step::Positions).formula, "X′ = X + PE"));
+  }
 }
