@@ -1,7 +1,6 @@
 #include "cli_decode.hpp"
 
 #include <cstdio>
-#include <iostream>
 #include <string>
 
 #include "numerics/decode.hpp"
@@ -40,24 +39,7 @@ void print_json(const DecodeRun& run) {
 
 int run_decode(int argc, char** argv) {
   std::string source;
-  bool json = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json") {
-      json = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("decode: unknown option " + arg, kUsage);
-    } else if (source.empty()) {
-      source = arg;
-    } else {
-      return usage_error("decode: more than one session given (" + source + ", " + arg + ")", kUsage);
-    }
-  }
-  if (source.empty()) return usage_error("decode: which session? Give a preset name or a session.json file.", kUsage);
-  if (!json) return usage_error("decode: give --json (the only output format).", kUsage);
+  if (const auto stop = parse_session_command(argc, argv, "decode", kUsage, source)) return *stop;
   Result<Session> session = load_session_or_preset(source);
   if (!session) return fail(session.error().message);
   auto run = decode(*session);

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <string>
 
 #include "numerics/attention.hpp"
@@ -47,27 +46,15 @@ void print_json(const Gradients& g) {
 
 int run_grad(int argc, char** argv) {
   std::string source, upstream_path;
-  bool json = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--json") {
-      json = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (arg == "--upstream") {
-      if (i + 1 >= argc) return usage_error("grad: --upstream needs a .npy file", kUsage);
-      upstream_path = argv[++i];
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error("grad: unknown option " + arg, kUsage);
-    } else if (source.empty()) {
-      source = arg;
-    } else {
-      return usage_error("grad: more than one session given (" + source + ", " + arg + ")", kUsage);
-    }
-  }
-  if (source.empty()) return usage_error("grad: which session? Give a preset name or a session.json file.", kUsage);
-  if (!json) return usage_error("grad: give --json (the only output format).", kUsage);
+  bool upstream_without_file = false;
+  const auto stop = parse_session_command(argc, argv, "grad", kUsage, source, [&](const std::string& arg, int& i) {
+    if (arg != "--upstream") return false;
+    if (i + 1 < argc) upstream_path = argv[++i];
+    else upstream_without_file = true;
+    return true;
+  });
+  if (stop) return *stop;
+  if (upstream_without_file) return usage_error("grad: --upstream needs a .npy file", kUsage);
 
   Result<Session> session = load_session_or_preset(source);
   if (!session) return fail(session.error().message);

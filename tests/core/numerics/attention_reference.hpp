@@ -46,6 +46,19 @@ inline al::Session random_projection_session(Index batch, Index len, Index d_mod
   return s;
 }
 
+// The session with grouped-query K/V: num_kv_heads heads, new random W_K, W_V (d_model, H_kv·d_k)
+// and b_K, b_V (H_kv·d_k).
+inline al::Session with_kv_heads(al::Session s, Index kv_heads, std::uint64_t seed) {
+  const Index d = s.config.d_model, width = kv_heads * (d / s.config.num_heads);
+  const double w = 1.0 / std::sqrt(static_cast<double>(d));
+  s.config.num_kv_heads = kv_heads;
+  s.weights.w_k = random_tensor({d, width}, seed, w);
+  s.weights.w_v = random_tensor({d, width}, seed + 1, w);
+  s.weights.b_k = random_tensor({width}, seed + 2, 0.1);
+  s.weights.b_v = random_tensor({width}, seed + 3, 0.1);
+  return s;
+}
+
 // A direct-mode session: Q (B, Lq, d), K and V (B, Lk, d), no W_O.
 inline al::Session random_direct_session(Index batch, Index len_q, Index len_kv, Index d_model, Index heads,
                                          std::uint64_t seed = 1) {

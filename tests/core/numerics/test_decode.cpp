@@ -13,12 +13,7 @@ using al::Stage;
 namespace {
 
 al::Session gqa_session(Index batch, Index length, std::uint64_t seed) {
-  al::Session s = random_projection_session(batch, length, 16, 4, seed);
-  s.config.num_kv_heads = 2;
-  s.weights.w_k = random_tensor({16, 8}, seed + 11, 0.25);
-  s.weights.w_v = random_tensor({16, 8}, seed + 12, 0.25);
-  s.weights.b_k = random_tensor({8}, seed + 13, 0.1);
-  s.weights.b_v = random_tensor({8}, seed + 14, 0.1);
+  al::Session s = with_kv_heads(random_projection_session(batch, length, 16, 4, seed), 2, seed + 11);
   s.config.mask.causal = true;
   return s;
 }

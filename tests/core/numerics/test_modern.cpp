@@ -132,12 +132,7 @@ TEST_CASE("RoPE: with the same q and k at every position, the score depends only
 
 TEST_CASE("grouped-query attention equals multi-head attention whose K/V weights repeat per group") {
   const Index d = 16, heads = 8, kv_heads = 2, d_k = 2;
-  al::Session gqa = random_projection_session(2, 6, d, heads, 53);
-  gqa.config.num_kv_heads = kv_heads;
-  gqa.weights.w_k = random_tensor({d, kv_heads * d_k}, 61, 0.25);
-  gqa.weights.w_v = random_tensor({d, kv_heads * d_k}, 62, 0.25);
-  gqa.weights.b_k = random_tensor({kv_heads * d_k}, 63, 0.1);
-  gqa.weights.b_v = random_tensor({kv_heads * d_k}, 64, 0.1);
+  al::Session gqa = with_kv_heads(random_projection_session(2, 6, d, heads, 53), kv_heads, 61);
   gqa.config.mask.causal = true;
   al::Session mha = gqa;
   mha.config.num_kv_heads = 0;
@@ -202,12 +197,7 @@ TEST_CASE("sliding windows and global tokens by an explicit loop, with causal an
 }
 
 TEST_CASE("a recompute after an edit equals a fresh computation with every new option on") {
-  al::Session before = random_projection_session(1, 8, 16, 4, 81);
-  before.config.num_kv_heads = 2;
-  before.weights.w_k = random_tensor({16, 8}, 82, 0.25);
-  before.weights.w_v = random_tensor({16, 8}, 83, 0.25);
-  before.weights.b_k = random_tensor({8}, 84, 0.1);
-  before.weights.b_v = random_tensor({8}, 85, 0.1);
+  al::Session before = with_kv_heads(random_projection_session(1, 8, 16, 4, 81), 2, 82);
   before.config.mask.causal = true;
   before.config.mask.window = 3;
   for (PositionalType type : {PositionalType::Rope, PositionalType::Alibi, PositionalType::Sinusoidal}) {
@@ -234,12 +224,7 @@ TEST_CASE("a recompute after an edit equals a fresh computation with every new o
 }
 
 TEST_CASE("FlashAttention gives the trace's output with GQA, RoPE, ALiBi, windows and global tokens") {
-  al::Session s = random_projection_session(2, 70, 24, 6, 91);
-  s.config.num_kv_heads = 3;
-  s.weights.w_k = random_tensor({24, 12}, 92, 0.2);
-  s.weights.w_v = random_tensor({24, 12}, 93, 0.2);
-  s.weights.b_k = random_tensor({12}, 94, 0.1);
-  s.weights.b_v = random_tensor({12}, 95, 0.1);
+  al::Session s = with_kv_heads(random_projection_session(2, 70, 24, 6, 91), 3, 92);
   s.config.mask.window = 9;
   s.config.mask.global_tokens = {0};
   for (PositionalType type : {PositionalType::Rope, PositionalType::Alibi, PositionalType::Sinusoidal}) {
