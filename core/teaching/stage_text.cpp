@@ -329,9 +329,12 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       }
       break;
     }
-    case Step::Masked:
-      out.formula = f.has_mask ? "S″_ij = S′_ij (mask_ij = 1),    S″_ij = " + lab_number(c.mask_fill) + " (mask_ij = 0)"
-                               : "S″ = S′";
+    case Step::Masked: {
+      // With ALiBi the mask acts on the biased scores B, not on S′.
+      const std::string in = c.positional.type == PositionalType::Alibi ? "B" : "S′";
+      out.formula = f.has_mask ? "S″_ij = " + in + "_ij (mask_ij = 1),    S″_ij = " + lab_number(c.mask_fill) +
+                                     " (mask_ij = 0)"
+                               : "S″ = " + in;
       add(base + ".explain");
       if (!f.has_mask) {
         add(base + ".none");
@@ -339,8 +342,9 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       }
       add(base + ".active");
       if (c.mask.window > 0) {
-        out.formula += c.mask.causal ? ",    window: i − " + std::to_string(c.mask.window) + " < j ≤ i"
-                                     : ",    window: |i − j| < " + std::to_string(c.mask.window);
+        // A formula, not words: the same in every language.
+        const std::string w = std::to_string(c.mask.window);
+        out.formula += c.mask.causal ? ",    w = " + w + ": i − " + w + " < j ≤ i" : ",    w = " + w + ": |i − j| < " + w;
         add(base + (c.mask.causal ? ".window_causal" : ".window"));
       }
       if (!c.mask.global_tokens.empty()) {
@@ -359,6 +363,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       if (trace && trace->any_fully_masked())
         add(base + (std::isinf(c.mask_fill) && c.mask_fill < 0 ? ".fully_masked_nan" : ".fully_masked_uniform"));
       break;
+    }
     case Step::Weights:
       out.formula = "α = softmax(S″)    α_ij = exp(S″_ij − m_i) / Σ_l exp(S″_il − m_i),   m_i = max_l S″_il";
       add(base + ".explain");

@@ -128,7 +128,9 @@ class HeatmapBuilder {
     }
     spec.name = std::string(stage_name(stage));
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
-    spec.title = stage == Stage::Masked   ? std::string("S″ = S′ ") + app_.tr("heatmap.masked_suffix")
+    // The mask acts on S′, or with ALiBi on the biased scores B.
+    spec.title = stage == Stage::Masked   ? std::string(trace_.has(Stage::Biased) ? "S″ = B " : "S″ = S′ ") +
+                                              app_.tr("heatmap.masked_suffix")
                  : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
                                           : stage_title(app_, stage);
     if (!suffix.empty()) spec.title += "  " + suffix;
@@ -412,9 +414,12 @@ void draw_heatmaps(AppState& app) {
       break;
     case Step::Qkv:
       if (!direct) {
-        std::vector<HeatmapSpec> specs = {build.input(InputId::X, x_name, build.batch())};
+        // With sinusoidal positions the projections read X + PE (the positions step's result).
+        const bool positioned = trace.has(Stage::XPos);
+        std::vector<HeatmapSpec> specs = {positioned ? build.stage(Stage::XPos, 0)
+                                                     : build.input(InputId::X, x_name, build.batch())};
         if (session.config.attention == AttentionKind::Cross)  // K and V are projected from X_kv
-          specs.push_back(build.input(InputId::XKv, "X_kv", build.batch()));
+          specs.push_back(positioned ? build.stage(Stage::XKvPos, 0) : build.input(InputId::XKv, "X_kv", build.batch()));
         specs.push_back(build.weight_slice(InputId::WQ, 0, "W_Q", hd));
         specs.push_back(build.weight_slice(InputId::WK, 1, "W_K", hd));
         specs.push_back(build.weight_slice(InputId::WV, 2, "W_V", hd));
@@ -432,7 +437,7 @@ void draw_heatmaps(AppState& app) {
         outputs.push_back(build.stage(Stage::XKvPos, 0));
       }
       add_row(app.tr("heatmap.inputs"), inputs, short_height, false);
-      add_row(outputs_label, outputs, tall, false);
+      add_row(app.tr("heatmap.result"), outputs, tall, false);  // one matrix, not one per head
       break;
     }
     case Step::Rope:

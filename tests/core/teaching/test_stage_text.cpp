@@ -377,10 +377,10 @@ TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on
     CHECK(contains(text("alibi-6-heads", Step::Alibi, [](Session& s) { s.config.mask.causal = false; }).explain, ours));
     // Window and global tokens in the mask step.
     const StepText m = text("mistral-window", Step::Masked);
-    CHECK(contains(m.formula, "window: i − 3 < j ≤ i"));
+    CHECK(contains(m.formula, "w = 3: i − 3 < j ≤ i"));
     CHECK(contains(m.explain, "O(L·w)"));
     const StepText g = text("longformer-global", Step::Masked);
-    CHECK(contains(g.formula, "window: |i − j| < 2"));
+    CHECK(contains(g.formula, "w = 2: |i − j| < 2"));
     CHECK(contains(g.explain, chinese ? "位置 0 上是全局词元" : "Global tokens at positions 0"));
     // Sinusoidal positions.
     CHECK(contains(text("longformer-global", Step::Positions).formula, "X′ = X + PE"));
