@@ -58,7 +58,8 @@ void TrainingRun::step() {
 
 bool TrainingRun::running() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return running_ || single_steps_ > 0;
+  // Paused only once a step under way is published: no step appears after "paused".
+  return running_ || single_steps_ > 0 || stepping_;
 }
 
 std::shared_ptr<const TrainingSnapshot> TrainingRun::snapshot() const {
@@ -100,6 +101,7 @@ void TrainingRun::work() {
               std::chrono::microseconds(1000000 / pace_);
       }
       current = snapshot_;
+      stepping_ = true;
     }
     const double loss = trainer_.step();  // only this thread touches the trainer
     auto next = std::make_shared<TrainingSnapshot>(*current);
@@ -109,6 +111,7 @@ void TrainingRun::work() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (next->steps == next->target_steps) running_ = false;  // the task's run is done: pause there
     snapshot_ = std::move(next);
+    stepping_ = false;
   }
 }
 

@@ -59,6 +59,7 @@ class TrainingRun {
   std::condition_variable wake_;
   bool running_ = false;
   int single_steps_ = 0;  // step() requests not yet done
+  bool stepping_ = false;  // a step is being computed: it is published even if paused meanwhile
   int pace_ = kDefaultPace;
   bool quit_ = false;
   std::shared_ptr<const TrainingSnapshot> snapshot_;
