@@ -176,12 +176,45 @@ float row_max(const float* in, Index n) {
 
 // Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
 // A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
-void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+// Returns Σ out, the row sum the trace's checks report, while the row is in L1:
+// a second pass over the weights would read the whole (B, h, Lq, Lk) stage again.
+double softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+  using namespace Eigen::internal;
   const float max = row_max(in, n);
   const float sum = exp_shifted(in, out, n, max);
-  for (Index j = 0; j < n; ++j) out[j] /= sum;
+  // Divided, not multiplied by 1/sum: each weight is the correctly rounded quotient, as PyTorch's.
+  const Packet divisor = pset1<Packet>(sum);
+  constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
+  double total = 0;
+  Index j = 0;
+  while (j + kLanes <= n) {
+    Packet chunk = pset1<Packet>(0.0f);
+    for (const Index end = std::min(n, j + kChunk); j + kLanes <= end; j += kLanes) {
+      const Packet w = pdiv(ploadu<Packet>(out + j), divisor);
+      pstoreu(out + j, w);
+      chunk = padd(chunk, w);
+    }
+    total += static_cast<double>(predux(chunk));
+  }
+  for (; j < n; ++j) {
+    out[j] /= sum;
+    total += static_cast<double>(out[j]);
+  }
   *max_out = max;
   *sum_out = sum;
+  return total;
+}
+
+// Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
+// masked cell (attend 0). A NaN error wins, as in merge_checks.
+void check_row(double row_total, const float* w, const float* attend, Index n, TraceChecks& checks) {
+  const double error = std::fabs(row_total - 1.0);
+  if (std::isnan(error) || error > checks.row_sum_error_max) checks.row_sum_error_max = error;
+  if (!attend) return;
+  float masked_max = static_cast<float>(checks.masked_weight_max);
+  for (Index j = 0; j < n; ++j)
+    if (attend[j] == 0.0f && w[j] > masked_max) masked_max = w[j];
+  checks.masked_weight_max = masked_max;
 }
 
 }  // namespace
@@ -375,7 +408,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   const float keep_scale = static_cast<float>(1.0 / (1.0 - plan.dropout_p));  // inverted dropout
   const double flops = static_cast<double>(dims.batch) * dims.heads * lq * lk * (2 * d_k + 8);
 
+  std::mutex merge;
   for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
+    TraceChecks checks;  // of this block's rows
     const Index bh = task / blocks_per_head;  // b * h + head
     const Index b = bh / dims.heads, head = bh % dims.heads;
     const Index b_kv = b * dims.kv_heads + dims.kv_head(head);  // the K/V head this query head reads
@@ -417,9 +452,11 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
           for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
         }
       }
-      if (pass.weights.out)
-        softmax_row(pass.masked.in + row, pass.weights.out + row, lk, pass.row_max + bh * lq + i,
-                    pass.row_sum + bh * lq + i);
+      if (pass.weights.out) {
+        const double total = softmax_row(pass.masked.in + row, pass.weights.out + row, lk,
+                                         pass.row_max + bh * lq + i, pass.row_sum + bh * lq + i);
+        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, pass.weights.out + row, attend, lk, checks);
+      }
       if (pass.dropped.out) {
         const float* w = pass.weights.in + row;
         float* dropped = pass.dropped.out + row;
@@ -432,6 +469,10 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
       MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
       context.noalias() = dropped * pass.v->matrix(b_kv);
+    }
+    if (pass.checks && pass.weights.out) {
+      std::lock_guard<std::mutex> lock(merge);
+      merge_checks(checks, *pass.checks);
     }
   });
 }

@@ -75,6 +75,9 @@ struct HeadPass {
   float* row_max = nullptr;   // (B, h, Lq), written together with weights
   float* row_sum = nullptr;   // (B, h, Lq)
   float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed
+  // The checks of the weights computed here (rows not fully_masked (B, Lq)), merged into *checks.
+  const unsigned char* fully_masked = nullptr;
+  TraceChecks* checks = nullptr;
 };
 // Reports progress from `from` to `to`.
 void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress, float from, float to);
