@@ -15,9 +15,8 @@ namespace al::detail {
 
 namespace {
 
-// Rows per work item: big enough for an efficient GEMM, small enough that two
-// cores share even a single head and cancellation is noticed quickly.
-constexpr Index kProjectionRows = 64;
+// Rows per work item of the per-head pass: big enough for an efficient GEMM, small enough
+// that two cores share even a single head and cancellation is noticed quickly.
 constexpr Index kHeadRows = 128;
 // Below this many multiply-adds a pass runs on the calling thread: waking the
 // OpenMP team costs more than the work at teaching sizes.
@@ -153,6 +152,22 @@ void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first,
                   sizeof(float) * static_cast<size_t>(d_k));
     }
   }
+}
+
+// Rows per work item of projection GEMMs (rows · weight) over inputs of `rows_per_input`
+// rows: Eigen packs the whole weight at every call (10 % of a trace's time at L = 512 with
+// 64-row items), so items are as tall as they can be (256, 128 or 64 rows) while both
+// threads still get two each.
+Index projection_rows(const std::vector<Index>& rows_per_input) {
+  constexpr Index kMin = 64, kMax = 256, kTasksWanted = 4;
+  Index rows = kMax;
+  auto tasks = [&](Index block) {
+    Index n = 0;
+    for (Index r : rows_per_input) n += (r + block - 1) / block;
+    return n;
+  };
+  while (rows > kMin && tasks(rows) < kTasksWanted) rows /= 2;
+  return rows;
 }
 
 // Into how many column blocks to cut GEMMs of `row_blocks` row blocks in all, `width`
@@ -336,19 +351,22 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   const Index d = dims.d_model;
   const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
-  // Work items: (job, block of kProjectionRows input rows, block of slots).
+  // Work items: (job, block of block_rows input rows, block of slots).
   struct Task {
     size_t job;
     Index first, slot, slots;
   };
+  std::vector<Index> rows_per_job;
+  for (const ProjectionJob& job : jobs) rows_per_job.push_back(dims.batch * job.length);
+  const Index block_rows = projection_rows(rows_per_job);
   Index row_blocks = 0;
-  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + kProjectionRows - 1) / kProjectionRows;
+  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + block_rows - 1) / block_rows;
   std::vector<Task> tasks;
   double flops = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Index rows = dims.batch * jobs[j].length, slots = jobs[j].width / dims.d_k;
     const Index per_block = (slots + column_blocks(row_blocks, jobs[j].width) - 1) / column_blocks(row_blocks, jobs[j].width);
-    for (Index first = 0; first < rows; first += kProjectionRows)
+    for (Index first = 0; first < rows; first += block_rows)
       for (Index slot = 0; slot < slots; slot += per_block)
         tasks.push_back({j, first, slot, std::min(per_block, slots - slot)});
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
@@ -357,7 +375,7 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
     const Task& task = tasks[static_cast<size_t>(t)];
     const ProjectionJob& job = jobs[task.job];
-    const Index first = task.first, count = std::min(kProjectionRows, dims.batch * job.length - first);
+    const Index first = task.first, count = std::min(block_rows, dims.batch * job.length - first);
     const Index column = task.slot * dims.d_k, width = task.slots * dims.d_k;  // within the job's width
     if (!job.weight) {  // direct mode: the given Q/K/V (width columns), only split into heads
       scatter_to_heads(dims, job, job.input->data.data() + first * job.width + column, job.width, first, count,
@@ -518,12 +536,12 @@ void multiply_rows(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor&
                    float from, float to) {
   AL_KERNEL_DISPATCH(trace, multiply_rows, a, b, bias, c, progress, from, to);
   const Index k = b.rows(), n = b.cols(), rows = a.size() / k;
-  const Index row_blocks = (rows + kProjectionRows - 1) / kProjectionRows;
+  const Index block_rows = projection_rows({rows}), row_blocks = (rows + block_rows - 1) / block_rows;
   const Index split = column_blocks(row_blocks, n);
   const Index columns = (n + split - 1) / split;  // per task
   const double flops = static_cast<double>(rows) * k * n;
   for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
-    const Index first = (task / split) * kProjectionRows, count = std::min(kProjectionRows, rows - first);
+    const Index first = (task / split) * block_rows, count = std::min(block_rows, rows - first);
     const Index column = (task % split) * columns, width = std::min(columns, n - column);
     using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
     StridedMap out(c.data.data() + first * n + column, count, width, Eigen::OuterStride<>(n));
