@@ -463,59 +463,79 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
     const Index rows = std::min(kHeadRows, lq - first);
     const Index square = bh * lq * lk;  // offset of this head's (Lq, Lk) matrix
 
-    if (pass.scores.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
-      MatrixMap scores(pass.scores.out + square + first * lk, rows, lk);
+    // This block's rows of each stage: in the stage, or in this thread's scratch rows for a
+    // stage the trace does not keep (ComputeOptions::keep), each (rows, Lk).
+    thread_local std::array<std::vector<float>, 6> scratch;
+    const std::array<const StageBuffers*, 6> stages = {&pass.scores,  &pass.scaled,  &pass.biased,
+                                                       &pass.masked, &pass.weights, &pass.dropped};
+    std::array<StageBuffers, 6> block;  // scores, scaled, biased, masked, weights, dropped
+    for (size_t k = 0; k < 6; ++k) {
+      const StageBuffers& stage = *stages[k];
+      if (!stage.dropped) {
+        block[k] = {stage.in ? stage.in + square + first * lk : nullptr, stage.out ? stage.out + square + first * lk : nullptr};
+      } else if (stage.same_as >= 0) {
+        block[k] = {block[static_cast<size_t>(stage.same_as)].in, nullptr};
+      } else {
+        scratch[k].resize(static_cast<size_t>(rows * lk));
+        block[k] = {scratch[k].data(), scratch[k].data()};
+      }
+    }
+    auto& [scores_block, scaled_block, biased_block, masked_block, weights_block, dropped_block] = block;
+
+    if (scores_block.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
+      MatrixMap scores(scores_block.out, rows, lk);
       scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(b_kv).transpose();
     }
     for (Index i = first; i < first + rows; ++i) {
-      const Index row = square + i * lk;
+      const Index row = square + i * lk;   // in the (B, h, Lq, Lk) stage: dropout's cell index
+      const Index at = (i - first) * lk;   // in the block
       const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
-      if (pass.scaled.out && pass.masked.out && !plan.alibi()) {  // one pass writing both stages
-        const float* s = pass.scores.in + row;
-        float* scaled = pass.scaled.out + row;
-        float* masked = pass.masked.out + row;
+      if (scaled_block.out && masked_block.out && !plan.alibi()) {  // one pass writing both stages
+        const float* s = scores_block.in + at;
+        float* scaled = scaled_block.out + at;
+        float* masked = masked_block.out + at;
         for (Index j = 0; j < lk; ++j) {
           const float v = s[j] * scale;
           scaled[j] = v;
           masked[j] = attend[j] != 0.0f ? v : fill;
         }
       } else {
-        if (pass.scaled.out) {
-          const float* s = pass.scores.in + row;
-          float* scaled = pass.scaled.out + row;
+        if (scaled_block.out) {
+          const float* s = scores_block.in + at;
+          float* scaled = scaled_block.out + at;
           for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
         }
-        if (pass.biased.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
-          const float* s = pass.scaled.in + row;
-          float* biased = pass.biased.out + row;
+        if (biased_block.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
+          const float* s = scaled_block.in + at;
+          float* biased = biased_block.out + at;
           const double slope = plan.alibi_slopes[static_cast<size_t>(head)];
           for (Index j = 0; j < lk; ++j) biased[j] = s[j] - static_cast<float>(slope * static_cast<double>(std::abs(i - j)));
         }
-        if (pass.masked.out) {
-          const float* s = pass.biased.in + row;
-          float* masked = pass.masked.out + row;
+        if (masked_block.out) {
+          const float* s = biased_block.in + at;
+          float* masked = masked_block.out + at;
           for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
         }
       }
-      if (pass.weights.out) {
-        const double total = softmax_row(pass.masked.in + row, pass.weights.out + row, lk,
-                                         pass.row_max + bh * lq + i, pass.row_sum + bh * lq + i);
-        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, pass.weights.out + row, attend, lk, checks);
+      if (weights_block.out) {
+        const double total = softmax_row(masked_block.in + at, weights_block.out + at, lk, pass.row_max + bh * lq + i,
+                                         pass.row_sum + bh * lq + i);
+        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, weights_block.out + at, attend, lk, checks);
       }
-      if (pass.dropped.out) {
-        const float* w = pass.weights.in + row;
-        float* dropped = pass.dropped.out + row;
+      if (dropped_block.out) {
+        const float* w = weights_block.in + at;
+        float* dropped = dropped_block.out + at;
         // w * 0 rather than 0: a NaN weight (fully masked row, -inf fill) stays NaN, as in PyTorch.
         for (Index j = 0; j < lk; ++j)
           dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
       }
     }
     if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
-      const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
+      const ConstMatrixMap dropped(dropped_block.in, rows, lk);
       MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
       context.noalias() = dropped * pass.v->matrix(b_kv);
     }
-    if (pass.checks && pass.weights.out) {
+    if (pass.checks && weights_block.out) {
       std::lock_guard<std::mutex> lock(merge);
       merge_checks(checks, *pass.checks);
     }
