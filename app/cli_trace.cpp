@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "numerics/attention.hpp"
 #include "io/session_io.hpp"
@@ -152,7 +153,12 @@ int run_trace(int argc, char** argv) {
   if (source.empty()) return usage_error("trace: which session? Give a preset name or a session.json file.", kUsage);
   if (json == summary) return usage_error("trace: choose one of --json or --summary.", kUsage);
 
-  Result<Session> session = load_session_or_preset(source);
+  // The session loads on another thread while this one, which computes, warms up (libgomp
+  // keeps a thread team per calling thread, so the warm-up must run here).
+  Result<Session> session = make_error(ErrorCode::IoError, "not loaded");
+  std::thread load([&] { session = load_session_or_preset(source); });
+  warm_up();
+  load.join();
   if (!session) return fail(session.error().message);
 
   const auto start = std::chrono::steady_clock::now();

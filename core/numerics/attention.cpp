@@ -1,5 +1,6 @@
 #include "numerics/attention.hpp"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -362,6 +363,30 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
 }  // namespace
 
 void release_recycled_stage_buffers() { StageRecycler::instance().clear(); }
+
+void warm_up() {
+  // Large enough to run every pass on the thread team (above kParallelFlops), small enough
+  // to take about a millisecond: 64 tokens of 128 numbers, 2 heads, every weight and bias.
+  constexpr Index kTokens = 64, kModel = 128;
+  auto filled = [](std::vector<Index> shape, float v) { return make_tensor(Tensor(std::move(shape), v)); };
+  Session s;
+  s.config.d_model = kModel;
+  s.config.num_heads = 2;
+  s.x = filled({1, kTokens, kModel}, 0.5f);
+  for (TensorPtr* w : {&s.weights.w_q, &s.weights.w_k, &s.weights.w_v, &s.weights.w_o}) *w = filled({kModel, kModel}, 0.01f);
+  for (TensorPtr* b : {&s.weights.b_q, &s.weights.b_k, &s.weights.b_v, &s.weights.b_o}) *b = filled({kModel}, 0.0f);
+  ComputeOptions options;
+  options.summarize = true;
+  (void)compute(s, options);
+  // Stages up to 32 MiB come from the heap, not from fresh mmap pages each, and the heap keeps
+  // up to 64 MiB it no longer uses; then touch 4 MiB of it and free it, so the first stages
+  // of a learner's session (all of them up to L = 64 at d_model 512, 8 heads) land on resident pages.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  constexpr size_t kBlock = size_t{256} << 10, kHeapBytes = size_t{4} << 20;
+  std::vector<std::unique_ptr<float[]>> blocks;
+  for (size_t bytes = 0; bytes < kHeapBytes; bytes += kBlock) blocks.emplace_back(new float[kBlock / sizeof(float)]());
+}
 
 Result<std::shared_ptr<const Trace>> compute(const Session& session, const ComputeOptions& options,
                                              const Session* previous_session, std::shared_ptr<const Trace> previous) {

@@ -60,6 +60,14 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session,
                                              const Session* previous_session = nullptr,
                                              std::shared_ptr<const Trace> previous = nullptr);
 
+// Pays, ahead of time, what a process's first computation would: starting the OpenMP
+// thread team, faulting in the kernels' code and Eigen's first GEMM (its cache-size query),
+// and growing the allocator's heap over pages already touched (and kept: small stages come
+// back from it without page faults). It computes and drops a small trace. The app and the
+// command line run it on a background thread while a session loads, so a learner who opens
+// a file waits for the computation, not for the warm-up.
+void warm_up();
+
 // compute() recycles the buffers of freed (B, h, Lq, Lk)-sized stages for the
 // next trace of the same sizes (no page faults, no zero-fill: the app recomputes
 // the same sizes edit after edit). At most one trace's worth is kept, and buffers
