@@ -5,6 +5,7 @@
 
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
+#include "numerics/kernel_dispatch.hpp"
 #include "numerics/positions.hpp"
 
 namespace al {
@@ -342,6 +343,7 @@ std::optional<Error> check_upstream(const Trace& trace, const Tensor& upstream) 
 
 Result<Gradients> backward(const Session& session, const Trace& trace, const Tensor& upstream,
                            const BackwardOptions& options) {
+  AL_KERNEL_DISPATCH(backward, backward, session, trace, upstream, options);
   auto planned = detail::make_plan(session);
   if (!planned) return planned.error();
   const Plan& plan = *planned;

@@ -64,4 +64,11 @@ std::optional<Error> check_upstream(const Trace& trace, const Tensor& upstream);
 Result<Gradients> backward(const Session& session, const Trace& trace, const Tensor& upstream,
                            const BackwardOptions& options = {});
 
+namespace detail {
+// The backward pass in another compiled copy (numerics/kernel_dispatch.hpp).
+struct BackwardKernels {
+  decltype(&al::backward) backward;
+};
+}  // namespace detail
+
 }  // namespace al

@@ -1,6 +1,6 @@
 #pragma once
-// The one dispatch point of the hot kernels (trace GEMMs, softmax, FlashAttention, linear
-// attention). The whole program is compiled for the portable x86-64 baseline; on x86-64 the
+// The one dispatch point of the hot kernels (trace GEMMs, softmax, the backward pass,
+// FlashAttention, linear attention). The whole program is compiled for the portable x86-64 baseline; on x86-64 the
 // kernel files are compiled a second time with AVX2+FMA (core/CMakeLists.txt), and that copy
 // is used when the CPU has both and $ATTENTION_LAB_CPU is not "baseline". Each dispatched
 // entry starts with AL_KERNEL_DISPATCH, which hands the call to the faster copy; inside that
@@ -9,13 +9,15 @@
 
 namespace al::detail {
 
-struct TraceKernels;   // attention_kernels.hpp
-struct FlashKernels;   // flash_attention.hpp
-struct LinearKernels;  // linear_attention.hpp
+struct TraceKernels;     // attention_kernels.hpp
+struct BackwardKernels;  // backward.hpp
+struct FlashKernels;     // flash_attention.hpp
+struct LinearKernels;    // linear_attention.hpp
 
 struct KernelTable {
   const char* name;  // what --version shows
   const TraceKernels* trace;
+  const BackwardKernels* backward;
   const FlashKernels* flash;
   const LinearKernels* linear;
 };
