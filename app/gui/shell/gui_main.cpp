@@ -106,6 +106,12 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   ImGui_ImplGlfw_NewFrame();
   // A screenshot shows the app as it is, not where the X server left the pointer.
   if (app.options.screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  if (const auto& pointer = app.scripted_pointer) {  // --frame-stats' pan and zoom
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = pointer->pos;
+    io.MouseDown[ImGuiMouseButton_Left] = pointer->down;
+    io.MouseWheel += pointer->wheel;
+  }
   ImGui::NewFrame();
   app.heatmaps.begin_frame();
   app.widgets.begin_frame();
