@@ -1,5 +1,6 @@
 #include "gl/gl_heatmap.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -40,15 +41,22 @@ float block_value(const MatrixView& view, Index row, Index col, Index rows, Inde
 
 }  // namespace
 
-GLuint TextureCache::screen(const MatrixView& view) {
-  if (view.rows <= kScreenTexels && view.cols <= kScreenTexels) return get(view);
-  auto [it, inserted] = entries_.try_emplace(view.key + "/screen");
+Index TextureCache::screen_texels(Index cells, Index max_texels) {
+  max_texels = std::max(max_texels, kScreenTexels);
+  const Index block = (cells + max_texels - 1) / max_texels;  // cells per texel
+  return (cells + block - 1) / block;
+}
+
+GLuint TextureCache::screen(const MatrixView& view, Index max_texels) {
+  max_texels = std::max(max_texels, kScreenTexels);
+  if (view.rows <= max_texels && view.cols <= max_texels) return get(view);
+  auto [it, inserted] = entries_.try_emplace(view.key + "/screen" + std::to_string(max_texels));
   Entry& entry = it->second;
   if (inserted) {
     const auto start = std::chrono::steady_clock::now();
-    const Index block_rows = (view.rows + kScreenTexels - 1) / kScreenTexels;
-    const Index block_cols = (view.cols + kScreenTexels - 1) / kScreenTexels;
-    const Index rows = (view.rows + block_rows - 1) / block_rows, cols = (view.cols + block_cols - 1) / block_cols;
+    const Index block_rows = (view.rows + max_texels - 1) / max_texels;
+    const Index block_cols = (view.cols + max_texels - 1) / max_texels;
+    const Index rows = screen_texels(view.rows, max_texels), cols = screen_texels(view.cols, max_texels);
     std::vector<float> reduced(static_cast<size_t>(rows * cols));
     // Both cores: the worker that computed the trace is idle now.
 #pragma omp parallel for schedule(static)
