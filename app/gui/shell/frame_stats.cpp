@@ -151,6 +151,7 @@ void FrameStats::before_frame(AppState& app) {
     const float value = 0.5f + 0.001f * static_cast<float>(edits_made_ % 100);
     edit_time_ = now();
     app.edit(with_cell(app.model.session(), InputId::X, 0, value), "frame stats", "frame_stats", "frame_stats");
+    edit_call_ms_.push_back(1e3 * (now() - edit_time_));
     edit_pending_ = true;
     ++edits_made_;
   }
@@ -204,6 +205,9 @@ void FrameStats::after_swap(AppState& app) {
       // a frame built while nothing was computing showed the latest edit.
       if (edit_pending_ && !app.model.computing()) {
         latency_ms_.push_back(1e3 * (t - edit_time_));
+        until_frame_ms_.push_back(1e3 * (frame_start_ - edit_time_));
+        showing_frame_ms_.push_back(1e3 * (t - frame_start_));
+        if (const auto trace = app.model.trace()) shown_compute_ms_.push_back(trace->compute_ms);
         edit_pending_ = false;
       }
       recompute_s_ = t - phase_start_;
@@ -317,6 +321,13 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
                              {"median", percentile(latency_ms_, 0.5)},
                              {"p90", percentile(latency_ms_, 0.9)},
                              {"max", percentile(latency_ms_, 1.0)}};
+  // Where an edit's latency goes: the edit call (validation, the undo step, handing
+  // the session over), the wait until the frame that shows it starts (the worker's
+  // computation, its summaries, the hand-off), and that frame (uploads, drawing).
+  j["edit_breakdown_ms"] = {{"edit_call_median", percentile(edit_call_ms_, 0.5)},
+                            {"until_showing_frame_median", percentile(until_frame_ms_, 0.5)},
+                            {"compute_median", percentile(shown_compute_ms_, 0.5)},
+                            {"showing_frame_median", percentile(showing_frame_ms_, 0.5)}};
   j["new_trace_frame"] = {{"samples", new_trace_frame_ms_.size()},
                           {"frame_ms_median", percentile(new_trace_frame_ms_, 0.5)},
                           {"upload_ms_median", percentile(new_trace_upload_ms_, 0.5)},
@@ -335,6 +346,7 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
       " where a cell covered a pixel)%s%s\n"
       "  recompute         %.1f fps, %.1f edits shown/s (%d frames, %zu edits in %.1f s)\n"
       "  edit -> visible   %.1f ms median, %.1f ms p90, %.1f ms max\n"
+      "  edit breakdown    %.1f ms the edit call, %.1f ms until the frame showing it (computed in %.1f ms), %.1f ms that frame\n"
       "  new-trace frame   %.1f ms median (texture uploads %.1f ms, computed in the frame %.1f ms)\n",
       app.document.c_str(), j["window"].get<std::string>().c_str(), startup_s_,
       j["startup_resolution_s"].get<double>(), j["idle"]["fps"].get<double>(), percentile(idle_frame_ms_, 0.5),
@@ -346,6 +358,8 @@ int FrameStats::finish(const AppState& app, int width, int height) const {
       pan_zoom_error_.c_str(), j["recompute"]["fps"].get<double>(),
       j["recompute"]["edits_shown_per_s"].get<double>(), recompute_frames_, latency_ms_.size(), recompute_s_,
       percentile(latency_ms_, 0.5), percentile(latency_ms_, 0.9), percentile(latency_ms_, 1.0),
+      percentile(edit_call_ms_, 0.5), percentile(until_frame_ms_, 0.5), percentile(shown_compute_ms_, 0.5),
+      percentile(showing_frame_ms_, 0.5),
       percentile(new_trace_frame_ms_, 0.5), percentile(new_trace_upload_ms_, 0.5),
       percentile(compute_in_frame_ms_, 0.5));
   std::fflush(stdout);

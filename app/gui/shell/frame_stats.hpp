@@ -66,6 +66,9 @@ class FrameStats {
   bool edit_pending_ = false;  // made, not yet on screen
   double edit_time_ = 0;
   std::vector<double> latency_ms_;
+  // Each edit's parts: the edit call, from the edit to the start of the frame showing it,
+  // the shown trace's own compute time, and that frame.
+  std::vector<double> edit_call_ms_, until_frame_ms_, shown_compute_ms_, showing_frame_ms_;
 
   // Frames of the recompute phase that drew a trace the previous frame did not.
   double frame_start_ = 0, uploads_before_ = 0;
