@@ -205,7 +205,8 @@ void FrameStats::after_swap(AppState& app) {
       // a frame built while nothing was computing showed the latest edit.
       if (edit_pending_ && !app.model.computing()) {
         latency_ms_.push_back(1e3 * (t - edit_time_));
-        until_frame_ms_.push_back(1e3 * (frame_start_ - edit_time_));
+        // Computed inside the edit, the showing frame is the edit's own: it started before the edit.
+        until_frame_ms_.push_back(std::max(0.0, 1e3 * (frame_start_ - edit_time_)));
         showing_frame_ms_.push_back(1e3 * (t - frame_start_));
         if (const auto trace = app.model.trace()) shown_compute_ms_.push_back(trace->compute_ms);
         edit_pending_ = false;
