@@ -11,9 +11,11 @@
 //   Flash/L         FlashAttention: the same output, O(n) extra memory
 //   FlashTileSizes  FlashAttention at L=1024 for several query x key tiles
 //   Linear/L        linear attention (elu+1) output, for scale
+//   GemmRate        the GEMM rate of this machine, for the floor of the full trace
 //   Incremental/... one edit at L=512 recomputed from the previous trace vs from scratch
 //   Seed000/...     seed 000's usage example (B=16, L=100, d=512, h=8, dropout 0.1 training)
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -25,6 +27,8 @@
 #include "numerics/flash_attention.hpp"
 #include "numerics/linear_attention.hpp"
 #include "io/session_io.hpp"
+#include "base/random.hpp"
+#include "numerics/attention_kernels.hpp"
 #include "peer_session.hpp"
 
 namespace {
@@ -35,6 +39,12 @@ const al::Session& cached_session(al::Index len) {
   auto it = sessions.find(len);
   if (it == sessions.end()) it = sessions.emplace(len, al::bench::peer_session(len)).first;
   return it->second;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
 std::shared_ptr<const al::Trace> compute_or_skip(benchmark::State& state, const al::Session& s,
@@ -61,7 +71,16 @@ void time_full_trace(benchmark::State& state, const al::ComputeOptions& options)
   state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
 }
 
-void FullTrace(benchmark::State& state) { time_full_trace(state, {}); }
+// The full trace, with its memory: the bytes its distinct tensors hold (Trace::memory_bytes) and
+// how much the process's peak resident memory grew while it was held (bench/report.py sets both
+// against the sum of the stage sizes it works out from the shapes).
+void FullTrace(benchmark::State& state) {
+  time_full_trace(state, {});
+  auto trace = compute_or_skip(state, cached_session(state.range(0)));
+  if (!trace) return;
+  state.counters["trace_memory_MiB"] = static_cast<double>(trace->memory_bytes) / (1 << 20);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
 
 // What the app computes: the full trace plus the views' head means and ranges
 // (ComputeOptions::summarize), so its UI thread does not rescan the stages.
@@ -198,12 +217,29 @@ void Seed000(benchmark::State& state, bool flash) {
   }
 }
 
+// The machine's GEMM rate for the floor of bench/report.py: (rows, 512) · (512, 512) in 64-row
+// blocks over the OpenMP team, as the projections run, with Eigen's kernels in the copy the
+// trace uses (AVX2 where the CPU has it). report.py takes the larger of this and OpenBLAS's rate
+// (torch.mm in the peer), so the floor is the best GEMM this machine has.
+void GemmRate(benchmark::State& state) {
+  const al::Index rows = state.range(0), d = al::bench::kDModel;
+  const al::Tensor a = al::random_normal({rows, d}, 1, 1.0), b = al::random_normal({d, d}, 2, 1.0);
+  al::Tensor c({rows, d});
+  for (auto _ : state) {
+    al::detail::multiply_rows(a, b, nullptr, c);
+    benchmark::DoNotOptimize(c.data.data());
+  }
+  // GFLOP per iteration, as a rate: GFLOP/s.
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * static_cast<double>(rows) * d * d / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void timed(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 }
 
 void lengths(benchmark::internal::Benchmark* b) {
-  for (int len : {128, 512, 1024, 2048}) b->Arg(len);
+  for (int len : {64, 128, 256, 512, 1024, 2048, 4096}) b->Arg(len);
   b->ArgName("L")->Apply(timed);
 }
 
@@ -219,6 +255,7 @@ BENCHMARK(FlashTileSizes)
     ->ArgNames({"Tq", "Tk"})
     ->Apply(timed);
 BENCHMARK(Linear)->Apply(lengths);
+BENCHMARK(GemmRate)->Arg(2048)->ArgName("rows")->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, full_recompute, Edit::None)->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, edit_x, Edit::X)->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, edit_w_v, Edit::WV)->Apply(timed);

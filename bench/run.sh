@@ -5,13 +5,15 @@
 #
 #   bench/run.sh                 # build dir build-bench, 5 repetitions
 #   BUILD_DIR=build REPS=9 bench/run.sh
-#   LENGTHS=128,512 bench/run.sh
+#   LENGTHS=128,512 bench/run.sh   # default 64,128,...,4096
+#   COLD_RUNS=3 bench/run.sh       # fresh processes per length for the cold table (default 5)
 #   NICE=-10 bench/run.sh        # on a shared machine: both sides at a higher priority (root only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-bench}
 reps=${REPS:-5}
-lengths=${LENGTHS:-128,512,1024,2048}
+lengths=${LENGTHS:-64,128,256,512,1024,2048,4096}
+cold_runs=${COLD_RUNS:-5}  # fresh processes per length, ours and torch's
 priority=(nice -n "${NICE:-0}")  # applied to ours and torch alike
 python=/usr/bin/python3  # Debian's, with python3-torch (the pyenv python3 on PATH has no torch)
 
@@ -56,7 +58,31 @@ for len in "${length_list[@]}"; do
       >"$out/torch_backward_$len.json"
   fi
 done
-"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
+"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep|GemmRate)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
+"${priority[@]}" "$python" bench/torch_peer.py --gemm --runs 20 >"$out/torch_gemm.json"
+
+# A fresh process per run (what a user who opens a file sees): our compute_ms from
+# `attention-lab trace --summary` on the peer's shape, and torch's first forward.
+peer_session() {  # peer_session <L>: the peer's shape as a session file, seeded random numbers
+  local w='"std": 0.0442' b='"std": 0.1'
+  cat <<JSON
+{"format": "attention-lab/session", "version": 1,
+ "config": {"mode": "projection", "attention": "self", "d_model": 512, "num_heads": 8, "bias": true, "scale": "sqrt_dk"},
+ "x": {"random": {"shape": [1, $1, 512], "seed": 1, "std": 1.0}},
+ "weights": {"layout": "math",
+  "w_q": {"random": {"shape": [512, 512], "seed": 2, $w}}, "w_k": {"random": {"shape": [512, 512], "seed": 3, $w}},
+  "w_v": {"random": {"shape": [512, 512], "seed": 4, $w}}, "w_o": {"random": {"shape": [512, 512], "seed": 5, $w}},
+  "b_q": {"random": {"shape": [512], "seed": 6, $b}}, "b_k": {"random": {"shape": [512], "seed": 7, $b}},
+  "b_v": {"random": {"shape": [512], "seed": 8, $b}}, "b_o": {"random": {"shape": [512], "seed": 9, $b}}}}
+JSON
+}
+for len in "${length_list[@]}"; do
+  peer_session "$len" >"$out/peer-$len.json"
+  for _ in $(seq "$cold_runs"); do
+    "${priority[@]}" "$app" trace "$out/peer-$len.json" --summary | sed -n "s/^compute_ms: /ours $len /p"
+    "${priority[@]}" "$python" bench/torch_peer.py --cold --lengths "$len" | sed "s/^/torch /"
+  done
+done >"$out/cold.txt"
 
 # compute_ms as the app reports it (one process per run: includes cold caches, as a learner sees it).
 for preset in default seed-003-example seed-000-usage; do

@@ -9,6 +9,9 @@ With --backward, the peer of ForwardBackward (issue 13): the same forward in
 training mode (dropout 0) with x and every parameter requiring grad, then
 backward() of sum(output * G): autograd's gradients of x and every weight.
 
+With --cold, the first forward of a fresh process; with --gemm, OpenBLAS's sgemm rate
+(bench/report.py's GEMM floor takes the better of it and Eigen's).
+
 Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
 when libblas.so.3 is OpenBLAS (bench/run.sh checks).
 """
@@ -52,6 +55,32 @@ def time_forward_backward(mha, x, runs, warmup):
     return times, cpu_times
 
 
+def first_call(mha, length):
+    """The first forward of this fresh process (what a user opening a file waits for), after
+    torch, the module and the input exist."""
+    x = torch.randn(1, length, 512)
+    with torch.no_grad():
+        start = time.perf_counter()
+        mha(x, x, x, need_weights=True, average_attn_weights=False)
+        return (time.perf_counter() - start) * 1e3
+
+
+def gemm_rate(rows, runs):
+    """OpenBLAS's sgemm rate (GFLOP/s) for (rows, 512) . (512, 512) into a kept output, best of runs."""
+    a, b = torch.randn(rows, 512), torch.randn(512, 512)
+    out = torch.empty(rows, 512)
+    for _ in range(3):
+        torch.mm(a, b, out=out)
+    best = min(timed(lambda: torch.mm(a, b, out=out)) for _ in range(runs))
+    return 2.0 * rows * 512 * 512 / best / 1e9
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lengths", default="128,512,1024,2048")
@@ -59,11 +88,20 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--backward", action="store_true", help="time forward + backward() instead")
+    parser.add_argument("--cold", action="store_true", help="time only the first forward of this process (one length)")
+    parser.add_argument("--gemm", action="store_true", help="print OpenBLAS's GEMM rate instead")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(512, 8, batch_first=True).eval()
+    if args.gemm:
+        print(json.dumps({"gemm_gflops": gemm_rate(2048, args.runs), "threads": torch.get_num_threads()}))
+        return
+    if args.cold:
+        length = int(args.lengths.split(",")[0])
+        print(json.dumps({"L": length, "first_call_ms": first_call(mha, length)}))
+        return
     for length in (int(v) for v in args.lengths.split(",")):
         x = torch.randn(1, length, 512)
         timer = time_forward_backward if args.backward else time_forward

@@ -100,9 +100,7 @@ struct Trace {
   bool any_fully_masked() const;
 };
 
-// The checks of `weights` (B, h, Lq, Lk) under `mask` (B, Lq, Lk) of 1/0 or null,
-// skipping the rows `fully_masked` (B, Lq) marks.
-TraceChecks check_weights(const Tensor& weights, const Tensor* mask,
-                          const std::vector<unsigned char>& fully_masked);
+// Folds the checks of some rows into `into` (NaN errors win).
+void merge_checks(const TraceChecks& part, TraceChecks& into);
 
 }  // namespace al

@@ -313,6 +313,9 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   pass.row_max = row_max ? row_max->data.data() : nullptr;
   pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
   pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
+  pass.fully_masked = trace->fully_masked_rows.data();
+  pass.checks = &trace->checks;  // filled where the weights are computed; reused weights keep their checks
+  if (reuse[Stage::Weights]) trace->checks = previous->checks;
   detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
   progress(0.9f);
   if (progress.cancelled()) return cancelled();
@@ -340,9 +343,6 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   }
   progress(1.0f);
 
-  trace->checks = reuse[Stage::Weights] ? previous->checks
-                                        : check_weights(trace->stage(Stage::Weights), trace->mask.get(),
-                                                        trace->fully_masked_rows);
   trace->memory_bytes = detail::trace_memory(*trace);
   return trace;
 }

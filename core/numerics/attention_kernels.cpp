@@ -106,22 +106,28 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
   return jobs;
 }
 
-// Copies rows [first, first + count) of a (B·L, width) row-major block to the
-// head layout of its targets: row (b, l), columns of head hh of target t go to
+// The targets' heads side by side across a job's width, d_k columns each ("slots"): the
+// target and head of slot `slot`.
+std::pair<size_t, Index> slot_target(const ProjectionJob& job, Index slot) {
+  size_t t = 0;
+  while (slot >= job.target_heads[t]) slot -= job.target_heads[t++];
+  return {t, slot};
+}
+
+// Copies rows [first, first + count) of a (B·L, slots × d_k) row-major block holding slots
+// [slot, slot + slots) to their targets: row (b, l), slot s = head hh of target t goes to
 // target t at (b, hh, l, :).
 void scatter_to_heads(const Dims& dims, const ProjectionJob& job, const float* rows, Index stride, Index first,
-                      Index count) {
+                      Index count, Index slot, Index slots) {
   const Index d_k = dims.d_k;
-  for (Index r = 0; r < count; ++r) {
-    const Index b = (first + r) / job.length, l = (first + r) % job.length;
-    Index column = 0;  // of target t's block in the row
-    for (size_t t = 0; t < job.targets.size(); ++t) {
-      float* dest = job.targets[t]->data.data();
-      const Index heads = job.target_heads[t];
-      for (Index head = 0; head < heads; ++head)
-        std::memcpy(dest + ((b * heads + head) * job.length + l) * d_k, rows + r * stride + column + head * d_k,
-                    sizeof(float) * static_cast<size_t>(d_k));
-      column += heads * d_k;
+  for (Index s = 0; s < slots; ++s) {
+    const auto [t, head] = slot_target(job, slot + s);
+    float* dest = job.targets[t]->data.data();
+    const Index heads = job.target_heads[t];
+    for (Index r = 0; r < count; ++r) {
+      const Index b = (first + r) / job.length, l = (first + r) % job.length;
+      std::memcpy(dest + ((b * heads + head) * job.length + l) * d_k, rows + r * stride + s * d_k,
+                  sizeof(float) * static_cast<size_t>(d_k));
     }
   }
 }
@@ -134,18 +140,28 @@ bool rows_unchanged(const ProjectionJob& job, Index d_model, Index first, Index 
                      sizeof(float) * static_cast<size_t>(count * d_model)) == 0;
 }
 
-// Rows [first, first + count) of every target, in head layout, from the previous outputs.
-void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first, Index count) {
+// Rows [first, first + count) of slots [slot, slot + slots), in head layout, from the previous outputs.
+void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first, Index count, Index slot,
+                        Index slots) {
   const Index d_k = dims.d_k;
-  for (Index r = first; r < first + count; ++r) {
-    const Index b = r / job.length, l = r % job.length;
-    for (size_t t = 0; t < job.targets.size(); ++t)
-      for (Index head = 0; head < job.target_heads[t]; ++head) {
-        const Index offset = ((b * job.target_heads[t] + head) * job.length + l) * d_k;
-        std::memcpy(job.targets[t]->data.data() + offset, job.previous_targets[t]->data.data() + offset,
-                    sizeof(float) * static_cast<size_t>(d_k));
-      }
+  for (Index s = slot; s < slot + slots; ++s) {
+    const auto [t, head] = slot_target(job, s);
+    for (Index r = first; r < first + count; ++r) {
+      const Index b = r / job.length, l = r % job.length;
+      const Index offset = ((b * job.target_heads[t] + head) * job.length + l) * d_k;
+      std::memcpy(job.targets[t]->data.data() + offset, job.previous_targets[t]->data.data() + offset,
+                  sizeof(float) * static_cast<size_t>(d_k));
+    }
   }
+}
+
+// Into how many column blocks to cut GEMMs of `row_blocks` row blocks in all, `width`
+// columns each: enough for both threads to stay busy when the rows are few (a 64-token
+// sequence is one row block per projection), none when there are rows enough.
+Index column_blocks(Index row_blocks, Index width) {
+  constexpr Index kTasksWanted = 4, kMinColumns = 128;
+  const Index wanted = (kTasksWanted + row_blocks - 1) / row_blocks;
+  return std::max<Index>(1, std::min(wanted, width / kMinColumns));
 }
 
 // Row kernels written with Eigen's packet functions on unaligned loads, so
@@ -176,12 +192,45 @@ float row_max(const float* in, Index n) {
 
 // Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
 // A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
-void softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+// Returns Σ out, the row sum the trace's checks report, while the row is in L1:
+// a second pass over the weights would read the whole (B, h, Lq, Lk) stage again.
+double softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
+  using namespace Eigen::internal;
   const float max = row_max(in, n);
   const float sum = exp_shifted(in, out, n, max);
-  for (Index j = 0; j < n; ++j) out[j] /= sum;
+  // Divided, not multiplied by 1/sum: each weight is the correctly rounded quotient, as PyTorch's.
+  const Packet divisor = pset1<Packet>(sum);
+  constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
+  double total = 0;
+  Index j = 0;
+  while (j + kLanes <= n) {
+    Packet chunk = pset1<Packet>(0.0f);
+    for (const Index end = std::min(n, j + kChunk); j + kLanes <= end; j += kLanes) {
+      const Packet w = pdiv(ploadu<Packet>(out + j), divisor);
+      pstoreu(out + j, w);
+      chunk = padd(chunk, w);
+    }
+    total += static_cast<double>(predux(chunk));
+  }
+  for (; j < n; ++j) {
+    out[j] /= sum;
+    total += static_cast<double>(out[j]);
+  }
   *max_out = max;
   *sum_out = sum;
+  return total;
+}
+
+// Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
+// masked cell (attend 0). A NaN error wins, as in merge_checks.
+void check_row(double row_total, const float* w, const float* attend, Index n, TraceChecks& checks) {
+  const double error = std::fabs(row_total - 1.0);
+  if (std::isnan(error) || error > checks.row_sum_error_max) checks.row_sum_error_max = error;
+  if (!attend) return;
+  float masked_max = static_cast<float>(checks.masked_weight_max);
+  for (Index j = 0; j < n; ++j)
+    if (attend[j] == 0.0f && w[j] > masked_max) masked_max = w[j];
+  checks.masked_weight_max = masked_max;
 }
 
 }  // namespace
@@ -287,37 +336,48 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   const Index d = dims.d_model;
   const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
-  // Work items: (job, block of kProjectionRows input rows).
-  std::vector<std::pair<size_t, Index>> tasks;
+  // Work items: (job, block of kProjectionRows input rows, block of slots).
+  struct Task {
+    size_t job;
+    Index first, slot, slots;
+  };
+  Index row_blocks = 0;
+  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + kProjectionRows - 1) / kProjectionRows;
+  std::vector<Task> tasks;
   double flops = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const Index rows = dims.batch * jobs[j].length;
-    for (Index first = 0; first < rows; first += kProjectionRows) tasks.emplace_back(j, first);
+    const Index rows = dims.batch * jobs[j].length, slots = jobs[j].width / dims.d_k;
+    const Index per_block = (slots + column_blocks(row_blocks, jobs[j].width) - 1) / column_blocks(row_blocks, jobs[j].width);
+    for (Index first = 0; first < rows; first += kProjectionRows)
+      for (Index slot = 0; slot < slots; slot += per_block)
+        tasks.push_back({j, first, slot, std::min(per_block, slots - slot)});
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
   }
 
-  for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index task) {
-    const ProjectionJob& job = jobs[tasks[task].first];
-    const Index first = tasks[task].second;
-    const Index count = std::min(kProjectionRows, dims.batch * job.length - first);
+  for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
+    const Task& task = tasks[static_cast<size_t>(t)];
+    const ProjectionJob& job = jobs[task.job];
+    const Index first = task.first, count = std::min(kProjectionRows, dims.batch * job.length - first);
+    const Index column = task.slot * dims.d_k, width = task.slots * dims.d_k;  // within the job's width
     if (!job.weight) {  // direct mode: the given Q/K/V (width columns), only split into heads
-      scatter_to_heads(dims, job, job.input->data.data() + first * job.width, job.width, first, count);
+      scatter_to_heads(dims, job, job.input->data.data() + first * job.width + column, job.width, first, count,
+                       task.slot, task.slots);
       return;
     }
     const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
     if (rows_unchanged(job, d, first, count)) {
-      copy_previous_rows(dims, job, first, count);
+      copy_previous_rows(dims, job, first, count, task.slot, task.slots);
       return;
     }
     // One buffer per thread, kept across calls: no allocation per work item.
     thread_local Matrix projected;  // (count, width)
-    const StridedConstMap w(job.weight->data.data() + job.column, d, job.width,
+    const StridedConstMap w(job.weight->data.data() + job.column + column, d, width,
                             Eigen::OuterStride<>(job.weight->cols()));
-    projected.resize(count, job.width);
+    projected.resize(count, width);
     projected.noalias() = x * w;
     if (job.bias)
-      projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column, job.width);
-    scatter_to_heads(dims, job, projected.data(), job.width, first, count);
+      projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column + column, width);
+    scatter_to_heads(dims, job, projected.data(), width, first, count, task.slot, task.slots);
   });
 }
 
@@ -375,7 +435,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   const float keep_scale = static_cast<float>(1.0 / (1.0 - plan.dropout_p));  // inverted dropout
   const double flops = static_cast<double>(dims.batch) * dims.heads * lq * lk * (2 * d_k + 8);
 
+  std::mutex merge;
   for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
+    TraceChecks checks;  // of this block's rows
     const Index bh = task / blocks_per_head;  // b * h + head
     const Index b = bh / dims.heads, head = bh % dims.heads;
     const Index b_kv = b * dims.kv_heads + dims.kv_head(head);  // the K/V head this query head reads
@@ -417,9 +479,11 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
           for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
         }
       }
-      if (pass.weights.out)
-        softmax_row(pass.masked.in + row, pass.weights.out + row, lk, pass.row_max + bh * lq + i,
-                    pass.row_sum + bh * lq + i);
+      if (pass.weights.out) {
+        const double total = softmax_row(pass.masked.in + row, pass.weights.out + row, lk,
+                                         pass.row_max + bh * lq + i, pass.row_sum + bh * lq + i);
+        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, pass.weights.out + row, attend, lk, checks);
+      }
       if (pass.dropped.out) {
         const float* w = pass.weights.in + row;
         float* dropped = pass.dropped.out + row;
@@ -432,6 +496,10 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
       MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
       context.noalias() = dropped * pass.v->matrix(b_kv);
+    }
+    if (pass.checks && pass.weights.out) {
+      std::lock_guard<std::mutex> lock(merge);
+      merge_checks(checks, *pass.checks);
     }
   });
 }
@@ -446,18 +514,27 @@ void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat) {
                     sizeof(float) * static_cast<size_t>(d_k));
 }
 
-void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress) {
-  AL_KERNEL_DISPATCH(trace, project_output, plan, concat, output, progress);
-  const Index d = plan.dims.d_model, rows = plan.dims.batch * plan.dims.len_q;
-  const Index tasks = (rows + kProjectionRows - 1) / kProjectionRows;
-  const double flops = static_cast<double>(rows) * d * d;
-  const ConstMatrixMap w(plan.w_o->data.data(), d, d);
-  for_each_task(tasks, flops > kParallelFlops, progress, 0.95f, 1.0f, [&](Index task) {
-    const Index first = task * kProjectionRows, count = std::min(kProjectionRows, rows - first);
-    MatrixMap out(output.data.data() + first * d, count, d);
-    out.noalias() = ConstMatrixMap(concat.data.data() + first * d, count, d) * w;
-    if (plan.b_o) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(plan.b_o->data.data(), d);
+void multiply_rows(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const Progress& progress,
+                   float from, float to) {
+  AL_KERNEL_DISPATCH(trace, multiply_rows, a, b, bias, c, progress, from, to);
+  const Index k = b.rows(), n = b.cols(), rows = a.size() / k;
+  const Index row_blocks = (rows + kProjectionRows - 1) / kProjectionRows;
+  const Index split = column_blocks(row_blocks, n);
+  const Index columns = (n + split - 1) / split;  // per task
+  const double flops = static_cast<double>(rows) * k * n;
+  for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
+    const Index first = (task / split) * kProjectionRows, count = std::min(kProjectionRows, rows - first);
+    const Index column = (task % split) * columns, width = std::min(columns, n - column);
+    using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+    StridedMap out(c.data.data() + first * n + column, count, width, Eigen::OuterStride<>(n));
+    out.noalias() = ConstMatrixMap(a.data.data() + first * k, count, k) *
+                    StridedConstMap(b.data.data() + column, k, width, Eigen::OuterStride<>(n));
+    if (bias) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias->data.data() + column, width);
   });
+}
+
+void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress) {
+  multiply_rows(concat, *plan.w_o, plan.b_o.get(), output, progress, 0.95f, 1.0f);
 }
 
 }  // namespace al::detail

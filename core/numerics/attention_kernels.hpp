@@ -75,6 +75,9 @@ struct HeadPass {
   float* row_max = nullptr;   // (B, h, Lq), written together with weights
   float* row_sum = nullptr;   // (B, h, Lq)
   float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed
+  // The checks of the weights computed here (rows not fully_masked (B, Lq)), merged into *checks.
+  const unsigned char* fully_masked = nullptr;
+  TraceChecks* checks = nullptr;
 };
 // Reports progress from `from` to `to`.
 void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress, float from, float to);
@@ -88,6 +91,11 @@ void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
 // the ranges (not of the mean).
 StageSummary summarize_stage(const Tensor& stage, const float* attend);
 
+// c = a · b (+ bias on every row): a (..., k) as rows of k, b (k, n), c (..., n), in blocks of
+// rows over the OpenMP team. Progress from `from` to `to`.
+void multiply_rows(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const Progress& progress = {},
+                   float from = 0.0f, float to = 0.0f);
+
 // output = concat · W_O + b_O, (B, Lq, d_model).
 void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress);
 
@@ -96,7 +104,7 @@ struct TraceKernels {
   decltype(&detail::project_heads) project_heads;
   decltype(&detail::run_heads) run_heads;
   decltype(&detail::summarize_stage) summarize_stage;
-  decltype(&detail::project_output) project_output;
+  decltype(&detail::multiply_rows) multiply_rows;
 };
 
 }  // namespace al::detail

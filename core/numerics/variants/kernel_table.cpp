@@ -9,7 +9,7 @@
 namespace {
 
 const al::detail::TraceKernels trace{&al::detail::project_heads, &al::detail::run_heads,
-                                     &al::detail::summarize_stage, &al::detail::project_output};
+                                     &al::detail::summarize_stage, &al::detail::multiply_rows};
 const al::detail::FlashKernels flash{&al::flash_attention, &al::flash_attention_steps};
 const al::detail::LinearKernels linear{&al::linear_attention};
 

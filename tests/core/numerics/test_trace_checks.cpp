@@ -7,6 +7,7 @@
 
 #include "numerics/attention.hpp"
 #include "attention_reference.hpp"
+#include "editing/edits.hpp"
 #include "io/session_io.hpp"
 
 using namespace al;
@@ -41,6 +42,29 @@ HandChecks hand_checks(const Session& s) {
   return out;
 }
 
+// The checks by an explicit loop in double over the trace's weights: rows not fully masked,
+// Σ w − 1 per row, and the largest weight on a masked key.
+TraceChecks loop_checks(const Trace& t) {
+  const Tensor& w = t.stage(Stage::Weights);  // (B, h, Lq, Lk)
+  const Index batch = w.dim(0), heads = w.dim(1), len_q = w.dim(2), len_kv = w.dim(3);
+  TraceChecks out;
+  for (Index b = 0; b < batch; ++b)
+    for (Index i = 0; i < len_q; ++i) {
+      if (t.fully_masked_rows[static_cast<size_t>(b * len_q + i)]) continue;
+      for (Index h = 0; h < heads; ++h) {
+        double sum = 0;
+        for (Index j = 0; j < len_kv; ++j) {
+          const double v = w.at({b, h, i, j});
+          sum += v;
+          if (t.mask && t.mask->at({b, i, j}) == 0.0f && v > out.masked_weight_max) out.masked_weight_max = v;
+        }
+        const double error = std::fabs(sum - 1.0);
+        if (std::isnan(error) || error > out.row_sum_error_max) out.row_sum_error_max = error;
+      }
+    }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("checks: seed 002's fill of -1e-20 leaks weight onto the masked keys, as an explicit loop says") {
@@ -70,19 +94,46 @@ TEST_CASE("checks: with fill -inf nothing leaks; without a mask both checks are 
   CHECK((*plain)->checks.row_sum_error_max < 1e-6);
 }
 
-TEST_CASE("checks: hand values on a 1x2 row, a fully masked row skipped, a NaN row kept") {
-  // weights (B=1, h=1, Lq=3, Lk=2); mask (1, 3, 2): row 0 masks key 1, row 1 masks both.
-  const Tensor weights({1, 1, 3, 2}, {0.75f, 0.25f, 0.9f, 0.9f, 0.5f, 0.5f});
-  const Tensor mask({1, 3, 2}, {1, 0, 0, 0, 1, 1});
-  const std::vector<unsigned char> fully_masked = {0, 1, 0};
-  TraceChecks checks = check_weights(weights, &mask, fully_masked);
-  CHECK(checks.masked_weight_max == doctest::Approx(0.25));  // row 1's 0.9 is skipped
-  CHECK(checks.row_sum_error_max == doctest::Approx(0.0));   // row 1's sum 1.8 is skipped
-  checks = check_weights(weights, nullptr, {0, 0, 0});
-  CHECK(checks.masked_weight_max == 0.0);
-  CHECK(checks.row_sum_error_max == doctest::Approx(0.8));
-  const Tensor broken({1, 1, 1, 2}, {std::nanf(""), 0.5f});
-  CHECK(std::isnan(check_weights(broken, nullptr, {0}).row_sum_error_max));
+TEST_CASE("checks: every preset's checks equal an explicit loop over its weights (masks, padding, windows, leaky fills)") {
+  for (const char* name : {"default", "causal-decoder", "cross-attention", "padded-batch", "seed-000-usage",
+                           "seed-002-mask-bug", "seed-003-example", "seed-004-fused", "llama-block", "alibi-6-heads",
+                           "longformer-global", "mistral-window"}) {
+    CAPTURE(name);
+    auto session = load_preset(name);
+    REQUIRE(session.ok());
+    for (double fill : {session->config.mask_fill, -1e-20, -std::numeric_limits<double>::infinity()}) {
+      CAPTURE(fill);
+      Session s = *session;
+      s.config.mask_fill = fill;
+      auto trace = compute(s);
+      REQUIRE(trace.ok());
+      const TraceChecks expected = loop_checks(**trace);
+      CHECK((*trace)->checks.masked_weight_max == expected.masked_weight_max);
+      CHECK(std::fabs((*trace)->checks.row_sum_error_max - expected.row_sum_error_max) < 1e-6);
+    }
+  }
+}
+
+TEST_CASE("checks: a NaN in X makes the row-sum error NaN; rows with every key masked are skipped") {
+  auto session = load_preset("padded-batch");
+  REQUIRE(session.ok());
+  Session nan_x = with_cell(*session, InputId::X, 0, std::nanf(""));
+  auto trace = compute(nan_x);
+  REQUIRE(trace.ok());
+  CHECK(std::isnan((*trace)->checks.row_sum_error_max));
+
+  // Causal with every key of batch 1 padded: its rows are NaN under a -inf fill, and skipped.
+  Session all_padded = *session;
+  all_padded.config.mask_fill = -std::numeric_limits<double>::infinity();
+  auto padding = std::make_shared<Tensor>(*all_padded.config.mask.key_padding);  // (B, Lk)
+  for (Index j = 0; j < padding->dim(1); ++j) padding->at({1, j}) = 0.0f;
+  all_padded.config.mask.key_padding = padding;
+  auto skipped = compute(all_padded);
+  REQUIRE(skipped.ok());
+  REQUIRE((*skipped)->any_fully_masked());
+  CHECK(std::isnan((*skipped)->stage(Stage::Weights).at({1, 0, 0, 0})));
+  CHECK((*skipped)->checks.row_sum_error_max < 1e-6);
+  CHECK((*skipped)->checks.masked_weight_max == 0.0);
 }
 
 TEST_CASE("checks: an edit reusing the weights keeps the checks; one changing the fill recomputes them") {
