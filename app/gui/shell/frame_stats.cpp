@@ -28,8 +28,9 @@ constexpr int kClickFrames = 4;  // pointer over a button, press, release, the f
 
 // One frame of the scripted pan and zoom, as a learner's hand would do it.
 struct Gesture {
-  enum Kind { Wheel, Press, Move, Release } kind;
+  enum Kind { Wheel, Press, Move, Release } kind = Press;
   float wheel = 0.0f;  // notches (Wheel)
+  ImVec2 at;           // where over the grid, in fractions of its size (Wheel)
   ImVec2 move;         // pixels the pointer moves (Move)
 };
 
@@ -37,15 +38,20 @@ const std::vector<Gesture>& pan_zoom_script() {
   static const std::vector<Gesture> script = [] {
     std::vector<Gesture> s;
     auto repeat = [&s](int times, Gesture g) { s.insert(s.end(), static_cast<size_t>(times), g); };
-    repeat(12, {Gesture::Wheel, 1.0f, {}});  // in, one notch a frame: 1.25^12 = 14.6 times closer
-    s.push_back({Gesture::Press, 0.0f, {}});
-    repeat(40, {Gesture::Move, 0.0f, ImVec2(-12.0f, -8.0f)});  // drag across
-    s.push_back({Gesture::Release, 0.0f, {}});
-    repeat(7, {Gesture::Wheel, -1.0f, {}});  // out to 3x: at 4096, more cells than pixels again
-    s.push_back({Gesture::Press, 0.0f, {}});
-    repeat(40, {Gesture::Move, 0.0f, ImVec2(12.0f, 8.0f)});
-    s.push_back({Gesture::Release, 0.0f, {}});
-    repeat(5, {Gesture::Wheel, -1.0f, {}});  // out to the whole matrix
+    auto wheel = [](float notches, ImVec2 at) { return Gesture{Gesture::Wheel, notches, at, {}}; };
+    auto move = [](float dx, float dy) { return Gesture{Gesture::Move, 0.0f, {}, ImVec2(dx, dy)}; };
+    const Gesture press{Gesture::Press, 0.0f, {}, {}}, release{Gesture::Release, 0.0f, {}, {}};
+    // Two points apart, so that the second drag's press is not a double-click with the first's.
+    const ImVec2 in_at(0.6f, 0.55f), out_at(0.4f, 0.4f);
+    repeat(12, wheel(1.0f, in_at));  // in, one notch a frame: 1.25^12 = 14.6 times closer
+    s.push_back(press);
+    repeat(40, move(-12.0f, -8.0f));  // drag across
+    s.push_back(release);
+    repeat(7, wheel(-1.0f, out_at));  // out to 3x: at 4096, more cells than pixels again
+    s.push_back(press);
+    repeat(40, move(12.0f, 8.0f));
+    s.push_back(release);
+    repeat(5, wheel(-1.0f, out_at));  // out to the whole matrix
     return s;
   }();
   return script;
@@ -243,8 +249,8 @@ bool FrameStats::script_pointer(AppState& app) {
     if (!app.widgets.find("heatmap." + kPanZoomHeatmap, &min, &max)) return fail("heatmap." + kPanZoomHeatmap);
     const Gesture& g = script[static_cast<size_t>(k - first)];
     switch (g.kind) {
-      case Gesture::Wheel:  // over a point right of and below the centre, the part the learner looks at
-        pointer.pos = ImVec2(min.x + 0.6f * (max.x - min.x), min.y + 0.55f * (max.y - min.y));
+      case Gesture::Wheel:  // over the part the learner looks at
+        pointer.pos = ImVec2(min.x + g.at.x * (max.x - min.x), min.y + g.at.y * (max.y - min.y));
         pointer.wheel = g.wheel;
         break;
       case Gesture::Press: pointer.down = true; break;
