@@ -1,10 +1,12 @@
 #include "cli_trace.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "numerics/attention.hpp"
@@ -15,9 +17,28 @@ namespace al::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: attention-lab trace <preset | session.json> (--json | --summary)\n"
+    "usage: attention-lab trace <preset | session.json> (--json | --summary) [--keep STAGES]\n"
     "  --json     print every stage as nested arrays (one JSON object)\n"
-    "  --summary  print each stage's shape and value range, the memory and compute_ms\n";
+    "  --summary  print each stage's shape and value range, the memory and compute_ms\n"
+    "  --keep     keep only these (B, h, Lq, Lk) stages, comma-separated (scores, scaled, biased,\n"
+    "             masked, weights, dropped): the others are computed and dropped, for a session\n"
+    "             too large to keep whole\n";
+
+// "weights,scores" -> those stages; only the (B, h, Lq, Lk) ones can be left out. Null for a
+// name that is not one of them.
+std::optional<StageSet> parse_keep(const std::string& list) {
+  StageSet keep;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const auto stage = stage_from_name(list.substr(start, end - start));
+    if (!stage || std::find(kSquareStages.begin(), kSquareStages.end(), *stage) == kSquareStages.end())
+      return std::nullopt;
+    keep.set(static_cast<size_t>(*stage));
+    start = end + 1;
+  }
+  return keep;
+}
 
 void print_json(const Trace& trace) {
   const Dims& d = trace.dims;
@@ -108,10 +129,19 @@ void print_summary(const std::string& source, const Session& session, const Trac
 int run_trace(int argc, char** argv) {
   std::string source;
   bool json = false, summary = false;
+  ComputeOptions options;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") json = true;
     else if (arg == "--summary") summary = true;
+    else if (arg == "--keep") {
+      if (i + 1 >= argc) return usage_error("trace: --keep needs a list of stages, e.g. --keep weights", kUsage);
+      const std::string list = argv[++i];
+      options.keep = parse_keep(list);
+      if (!options.keep)
+        return usage_error("trace: --keep takes scores, scaled, biased, masked, weights or dropped, "
+                           "comma-separated; not '" + list + "'", kUsage);
+    }
     else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       return 0;
@@ -126,7 +156,7 @@ int run_trace(int argc, char** argv) {
   if (!session) return fail(session.error().message);
 
   const auto start = std::chrono::steady_clock::now();
-  auto trace = compute(*session);
+  auto trace = compute(*session, options);
   const double compute_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!trace) return fail(trace.error().message);

@@ -4,6 +4,8 @@
 // reach, and so stages that are identical (no mask -> masked == scaled, no
 // dropout -> dropped == weights) are stored once.
 #include <array>
+#include <bitset>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -38,6 +40,17 @@ constexpr std::array<Stage, kStageCount> kAllStages = {
     Stage::KRot,    Stage::Scores,  Stage::Scaled, Stage::Biased,  Stage::Masked,  Stage::Weights,
     Stage::Dropped, Stage::Context, Stage::Concat, Stage::Output};
 // The stages every trace has.
+// A set of stages, indexed by Stage (ComputeOptions::keep).
+using StageSet = std::bitset<kStageCount>;
+inline StageSet stage_set(std::initializer_list<Stage> stages) {
+  StageSet set;
+  for (Stage s : stages) set.set(static_cast<size_t>(s));
+  return set;
+}
+// The (B, h, Lq, Lk) stages, in computation order.
+constexpr std::array<Stage, 6> kSquareStages = {Stage::Scores,  Stage::Scaled,  Stage::Biased,
+                                                Stage::Masked, Stage::Weights, Stage::Dropped};
+
 constexpr bool always_present(Stage s) { return static_cast<int>(s) <= static_cast<int>(Stage::Output); }
 
 const char* stage_name(Stage s);                        // "q", "scores", ...

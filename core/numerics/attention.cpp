@@ -28,10 +28,10 @@ std::optional<Error> validate(const Session& session) {
   return std::nullopt;
 }
 
-Result<Index> estimate_trace_bytes(const Session& session) {
+Result<Index> estimate_trace_bytes(const Session& session, const std::optional<StageSet>& keep) {
   auto plan = detail::make_plan(session);
   if (!plan) return plan.error();
-  return detail::trace_bytes(*plan);
+  return detail::trace_bytes(*plan, keep);
 }
 
 namespace {
@@ -48,19 +48,6 @@ struct Reuse {
 };
 
 constexpr std::array<Stage, 3> kProjected = {Stage::Q, Stage::K, Stage::V};  // indexed by kQ, kK, kV
-
-// Which stages a trace of `plan` holds (the others are null).
-std::array<bool, kStageCount> present_stages(const Plan& plan) {
-  std::array<bool, kStageCount> present{};
-  for (Stage s : kAllStages) present[static_cast<int>(s)] = always_present(s);
-  auto set = [&](Stage s, bool v) { present[static_cast<int>(s)] = v; };
-  set(Stage::XPos, plan.sinusoidal());
-  set(Stage::XKvPos, plan.sinusoidal() && plan.qkv[detail::kK].input != plan.qkv[detail::kQ].input);
-  set(Stage::QRot, plan.rope());
-  set(Stage::KRot, plan.rope());
-  set(Stage::Biased, plan.alibi());
-  return present;
-}
 
 Reuse decide_reuse(const Plan& now, const Plan* before) {
   Reuse r;
@@ -190,7 +177,24 @@ void allocate_together(const std::vector<int>& which, const std::array<std::vect
   if (failed) throw std::bad_alloc();
 }
 
-Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options, const Reuse& reuse,
+// The reuse decide_reuse allows, given what `previous` holds and what this trace keeps
+// (ComputeOptions::keep). A stage `previous` did not keep cannot be reused; the per-head
+// pass is then run again whole, as it is when this trace drops a (B, h, Lq, Lk) stage
+// and recomputes the context (a dropped stage exists only a block of rows at a time).
+Reuse reuse_given_kept(Reuse reuse, const Trace* previous, const std::array<bool, kStageCount>& present,
+                       const std::array<bool, kStageCount>& kept) {
+  bool missing = false, dropping = false;
+  for (Stage s : kSquareStages) {
+    const int i = static_cast<int>(s);
+    missing = missing || (reuse.stage[i] && kept[i] && !previous->stages[i]);
+    dropping = dropping || (present[i] && !kept[i]);
+  }
+  if (missing || (dropping && !reuse[Stage::Context]))
+    for (Stage s : kSquareStages) reuse.stage[static_cast<int>(s)] = false;
+  return reuse;
+}
+
+Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& options, const Reuse& allowed_reuse,
                                    const Plan* before, const Trace* previous) {
   const Dims& d = plan.dims;
   const detail::Progress progress{options.cancel, &options.progress};
@@ -211,25 +215,20 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   const std::array<std::vector<Index>, kStageCount> shapes = {
       per_head_q, per_head_kv, per_head_kv, square, square, square,      square,     square,
       per_head_q, model,       model,       model,  model_kv, per_head_q, per_head_kv, square};
-  const std::array<bool, kStageCount> present = present_stages(plan);
-  std::array<std::optional<Stage>, kStageCount> equal_to;
-  auto share = [&](Stage s, bool shared, Stage earlier) {
-    if (shared) equal_to[static_cast<int>(s)] = earlier;
-  };
-  share(Stage::Scaled, plan.scaled_is_scores(), Stage::Scores);
-  share(Stage::Masked, plan.masked_is_scaled(), plan.alibi() ? Stage::Biased : Stage::Scaled);
-  share(Stage::Dropped, plan.dropped_is_weights(), Stage::Weights);
-  share(Stage::Output, plan.output_is_concat(), Stage::Concat);
+  const std::array<bool, kStageCount> present = detail::present_stages(plan);
+  const std::array<bool, kStageCount> kept = detail::kept_stages(plan, options.keep);
+  const std::array<std::optional<Stage>, kStageCount> equal_to = detail::shared_stages(plan);
+  const Reuse reuse = previous ? reuse_given_kept(allowed_reuse, previous, present, kept) : allowed_reuse;
 
-  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes
+  std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes and keeps
   std::vector<int> to_allocate;
   for (int i = 0; i < kStageCount; ++i)
-    if (present[i] && !reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
+    if (kept[i] && !reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
   allocate_together(to_allocate, shapes, fresh);
   // In computation order, so a shared stage finds the (earlier) stage it equals.
   for (Stage s : kAllStages) {
     const int i = static_cast<int>(s);
-    if (!present[i]) continue;
+    if (!kept[i]) continue;
     trace->stages[i] = reuse.stage[i] ? previous->stages[i]
                        : equal_to[i]  ? trace->stages[static_cast<int>(*equal_to[i])]
                                       : TensorPtr(fresh[i]);
@@ -297,26 +296,39 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   pass.k = &trace->stage(trace->scored_k());
   pass.v = &trace->stage(Stage::V);
   pass.mask = trace->mask ? trace->mask->data.data() : nullptr;
+  const Stage before_mask = plan.alibi() ? Stage::Biased : Stage::Scaled;
   const std::array<std::pair<detail::StageBuffers*, Stage>, 6> square_stages = {{
       {&pass.scores, Stage::Scores},
       {&pass.scaled, Stage::Scaled},
-      {&pass.biased, trace->before_mask()},
+      {&pass.biased, before_mask},
       {&pass.masked, Stage::Masked},
       {&pass.weights, Stage::Weights},
       {&pass.dropped, Stage::Dropped},
   }};
+  bool pass_computes = out(Stage::Context) != nullptr;
   for (auto& [buffers, s] : square_stages) {
+    const int i = static_cast<int>(s);
     buffers->in = in(s);
     buffers->out = out(s) ? out(s)->data.data() : nullptr;
+    pass_computes = pass_computes || buffers->out;
+    if (!present[i] || kept[i]) continue;
+    // Not kept: computed into a block of rows, or read from the block of the stage it equals.
+    buffers->dropped = true;
+    if (equal_to[i])
+      for (int k = 0; k < 6; ++k)
+        if (square_stages[static_cast<size_t>(k)].second == *equal_to[i]) buffers->same_as = k;
   }
-  if (!plan.alibi()) pass.biased.out = nullptr;  // biased is scaled itself, written by the scaled pass
+  if (!plan.alibi()) {  // biased is scaled itself, written by the scaled pass
+    pass.biased.out = nullptr;
+    if (pass.biased.dropped) pass.biased.same_as = pass.scaled.dropped && pass.scaled.same_as >= 0 ? pass.scaled.same_as : 1;
+  }
   pass.row_max = row_max ? row_max->data.data() : nullptr;
   pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
   pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
   pass.fully_masked = trace->fully_masked_rows.data();
   pass.checks = &trace->checks;  // filled where the weights are computed; reused weights keep their checks
   if (reuse[Stage::Weights]) trace->checks = previous->checks;
-  detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
+  if (pass_computes) detail::run_heads(plan, pass, progress, 0.2f, 0.9f);
   progress(0.9f);
   if (progress.cancelled()) return cancelled();
 
@@ -357,15 +369,23 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session, const Compu
   auto plan = detail::make_plan(session);
   if (!plan) return plan.error();
 
-  auto bytes = detail::trace_bytes(*plan);
+  auto bytes = detail::trace_bytes(*plan, options.keep);
   if (!bytes) return bytes.error();
   const Index limit = options.memory_limit_bytes > 0 ? options.memory_limit_bytes : default_memory_limit();
-  if (*bytes > limit)
+  if (*bytes > limit) {
+    // What keeping one view's stage would take instead (ComputeOptions::keep).
+    const auto weights_bytes = detail::trace_bytes(*plan, stage_set({Stage::Weights}));
+    const Index weights_only = weights_bytes ? *weights_bytes : *bytes;
     return make_error(ErrorCode::TooLarge,
                       "this session's trace would need " + detail::human_bytes(*bytes) +
                           ", more than the memory limit of " + detail::human_bytes(limit) +
-                          "; make the sequences shorter, the batch smaller or use fewer heads",
-                      {{"bytes", std::to_string(*bytes)}, {"limit", std::to_string(limit)}});
+                          "; make the sequences shorter, the batch smaller or use fewer heads, or keep only the "
+                          "stages one view shows (the attention weights alone: " +
+                          detail::human_bytes(weights_only) + ")",
+                      {{"bytes", std::to_string(*bytes)},
+                       {"limit", std::to_string(limit)},
+                       {"weights_only_bytes", std::to_string(weights_only)}});
+  }
   if (options.cancel && options.cancel->load()) return cancelled();
 
   // The previous trace helps only if it was computed from a valid session of the same sizes.

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "base/dropout.hpp"  // dropout_keeps: part of what compute() means
 #include "base/error.hpp"
@@ -22,6 +23,12 @@ struct ComputeOptions {
   // stage, one parallel pass over each distinct recomputed stage). Off in the
   // benchmarks against PyTorch, on in the app.
   bool summarize = false;
+  // The (B, h, Lq, Lk) stages to keep (kSquareStages); unset keeps every stage. The others
+  // are computed a block of rows at a time and not kept: absent from the trace
+  // (Trace::has false), so a session too large to keep whole can still show what one view
+  // needs. A stage equal to a kept one (scaled = scores when the scale is 1, ...) is kept
+  // with it. Stages of other shapes are always kept.
+  std::optional<StageSet> keep;
 };
 
 Index default_memory_limit();
@@ -41,8 +48,9 @@ Index default_memory_limit();
 // Validates the session (shapes, heads, masks) without computing anything.
 std::optional<Error> validate(const Session& session);
 
-// Bytes the trace of this session would hold; validates first.
-Result<Index> estimate_trace_bytes(const Session& session);
+// Bytes the trace of this session would hold (keeping only `keep`'s square stages when
+// given, as ComputeOptions::keep); validates first.
+Result<Index> estimate_trace_bytes(const Session& session, const std::optional<StageSet>& keep = std::nullopt);
 
 // Full computation. When `previous` is given together with the session it was
 // computed from, stages whose inputs are unchanged (same pointers, same config

@@ -15,9 +15,8 @@ namespace al::detail {
 
 namespace {
 
-// Rows per work item: big enough for an efficient GEMM, small enough that two
-// cores share even a single head and cancellation is noticed quickly.
-constexpr Index kProjectionRows = 64;
+// Rows per work item of the per-head pass: big enough for an efficient GEMM, small enough
+// that two cores share even a single head and cancellation is noticed quickly.
 constexpr Index kHeadRows = 128;
 // Below this many multiply-adds a pass runs on the calling thread: waking the
 // OpenMP team costs more than the work at teaching sizes.
@@ -153,6 +152,22 @@ void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first,
                   sizeof(float) * static_cast<size_t>(d_k));
     }
   }
+}
+
+// Rows per work item of projection GEMMs (rows · weight) over inputs of `rows_per_input`
+// rows: Eigen packs the whole weight at every call (10 % of a trace's time at L = 512 with
+// 64-row items), so items are as tall as they can be (256, 128 or 64 rows) while both
+// threads still get two each.
+Index projection_rows(const std::vector<Index>& rows_per_input) {
+  constexpr Index kMin = 64, kMax = 256, kTasksWanted = 4;
+  Index rows = kMax;
+  auto tasks = [&](Index block) {
+    Index n = 0;
+    for (Index r : rows_per_input) n += (r + block - 1) / block;
+    return n;
+  };
+  while (rows > kMin && tasks(rows) < kTasksWanted) rows /= 2;
+  return rows;
 }
 
 // Into how many column blocks to cut GEMMs of `row_blocks` row blocks in all, `width`
@@ -336,19 +351,22 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   const Index d = dims.d_model;
   const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
-  // Work items: (job, block of kProjectionRows input rows, block of slots).
+  // Work items: (job, block of block_rows input rows, block of slots).
   struct Task {
     size_t job;
     Index first, slot, slots;
   };
+  std::vector<Index> rows_per_job;
+  for (const ProjectionJob& job : jobs) rows_per_job.push_back(dims.batch * job.length);
+  const Index block_rows = projection_rows(rows_per_job);
   Index row_blocks = 0;
-  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + kProjectionRows - 1) / kProjectionRows;
+  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + block_rows - 1) / block_rows;
   std::vector<Task> tasks;
   double flops = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Index rows = dims.batch * jobs[j].length, slots = jobs[j].width / dims.d_k;
     const Index per_block = (slots + column_blocks(row_blocks, jobs[j].width) - 1) / column_blocks(row_blocks, jobs[j].width);
-    for (Index first = 0; first < rows; first += kProjectionRows)
+    for (Index first = 0; first < rows; first += block_rows)
       for (Index slot = 0; slot < slots; slot += per_block)
         tasks.push_back({j, first, slot, std::min(per_block, slots - slot)});
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
@@ -357,7 +375,7 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
     const Task& task = tasks[static_cast<size_t>(t)];
     const ProjectionJob& job = jobs[task.job];
-    const Index first = task.first, count = std::min(kProjectionRows, dims.batch * job.length - first);
+    const Index first = task.first, count = std::min(block_rows, dims.batch * job.length - first);
     const Index column = task.slot * dims.d_k, width = task.slots * dims.d_k;  // within the job's width
     if (!job.weight) {  // direct mode: the given Q/K/V (width columns), only split into heads
       scatter_to_heads(dims, job, job.input->data.data() + first * job.width + column, job.width, first, count,
@@ -445,59 +463,79 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
     const Index rows = std::min(kHeadRows, lq - first);
     const Index square = bh * lq * lk;  // offset of this head's (Lq, Lk) matrix
 
-    if (pass.scores.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
-      MatrixMap scores(pass.scores.out + square + first * lk, rows, lk);
+    // This block's rows of each stage: in the stage, or in this thread's scratch rows for a
+    // stage the trace does not keep (ComputeOptions::keep), each (rows, Lk).
+    thread_local std::array<std::vector<float>, 6> scratch;
+    const std::array<const StageBuffers*, 6> stages = {&pass.scores,  &pass.scaled,  &pass.biased,
+                                                       &pass.masked, &pass.weights, &pass.dropped};
+    std::array<StageBuffers, 6> block;  // scores, scaled, biased, masked, weights, dropped
+    for (size_t k = 0; k < 6; ++k) {
+      const StageBuffers& stage = *stages[k];
+      if (!stage.dropped) {
+        block[k] = {stage.in ? stage.in + square + first * lk : nullptr, stage.out ? stage.out + square + first * lk : nullptr};
+      } else if (stage.same_as >= 0) {
+        block[k] = {block[static_cast<size_t>(stage.same_as)].in, nullptr};
+      } else {
+        scratch[k].resize(static_cast<size_t>(rows * lk));
+        block[k] = {scratch[k].data(), scratch[k].data()};
+      }
+    }
+    auto& [scores_block, scaled_block, biased_block, masked_block, weights_block, dropped_block] = block;
+
+    if (scores_block.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
+      MatrixMap scores(scores_block.out, rows, lk);
       scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(b_kv).transpose();
     }
     for (Index i = first; i < first + rows; ++i) {
-      const Index row = square + i * lk;
+      const Index row = square + i * lk;   // in the (B, h, Lq, Lk) stage: dropout's cell index
+      const Index at = (i - first) * lk;   // in the block
       const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
-      if (pass.scaled.out && pass.masked.out && !plan.alibi()) {  // one pass writing both stages
-        const float* s = pass.scores.in + row;
-        float* scaled = pass.scaled.out + row;
-        float* masked = pass.masked.out + row;
+      if (scaled_block.out && masked_block.out && !plan.alibi()) {  // one pass writing both stages
+        const float* s = scores_block.in + at;
+        float* scaled = scaled_block.out + at;
+        float* masked = masked_block.out + at;
         for (Index j = 0; j < lk; ++j) {
           const float v = s[j] * scale;
           scaled[j] = v;
           masked[j] = attend[j] != 0.0f ? v : fill;
         }
       } else {
-        if (pass.scaled.out) {
-          const float* s = pass.scores.in + row;
-          float* scaled = pass.scaled.out + row;
+        if (scaled_block.out) {
+          const float* s = scores_block.in + at;
+          float* scaled = scaled_block.out + at;
           for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
         }
-        if (pass.biased.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
-          const float* s = pass.scaled.in + row;
-          float* biased = pass.biased.out + row;
+        if (biased_block.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
+          const float* s = scaled_block.in + at;
+          float* biased = biased_block.out + at;
           const double slope = plan.alibi_slopes[static_cast<size_t>(head)];
           for (Index j = 0; j < lk; ++j) biased[j] = s[j] - static_cast<float>(slope * static_cast<double>(std::abs(i - j)));
         }
-        if (pass.masked.out) {
-          const float* s = pass.biased.in + row;
-          float* masked = pass.masked.out + row;
+        if (masked_block.out) {
+          const float* s = biased_block.in + at;
+          float* masked = masked_block.out + at;
           for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
         }
       }
-      if (pass.weights.out) {
-        const double total = softmax_row(pass.masked.in + row, pass.weights.out + row, lk,
-                                         pass.row_max + bh * lq + i, pass.row_sum + bh * lq + i);
-        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, pass.weights.out + row, attend, lk, checks);
+      if (weights_block.out) {
+        const double total = softmax_row(masked_block.in + at, weights_block.out + at, lk, pass.row_max + bh * lq + i,
+                                         pass.row_sum + bh * lq + i);
+        if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, weights_block.out + at, attend, lk, checks);
       }
-      if (pass.dropped.out) {
-        const float* w = pass.weights.in + row;
-        float* dropped = pass.dropped.out + row;
+      if (dropped_block.out) {
+        const float* w = weights_block.in + at;
+        float* dropped = dropped_block.out + at;
         // w * 0 rather than 0: a NaN weight (fully masked row, -inf fill) stays NaN, as in PyTorch.
         for (Index j = 0; j < lk; ++j)
           dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
       }
     }
     if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
-      const ConstMatrixMap dropped(pass.dropped.in + square + first * lk, rows, lk);
+      const ConstMatrixMap dropped(dropped_block.in, rows, lk);
       MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
       context.noalias() = dropped * pass.v->matrix(b_kv);
     }
-    if (pass.checks && pass.weights.out) {
+    if (pass.checks && weights_block.out) {
       std::lock_guard<std::mutex> lock(merge);
       merge_checks(checks, *pass.checks);
     }
@@ -518,12 +556,12 @@ void multiply_rows(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor&
                    float from, float to) {
   AL_KERNEL_DISPATCH(trace, multiply_rows, a, b, bias, c, progress, from, to);
   const Index k = b.rows(), n = b.cols(), rows = a.size() / k;
-  const Index row_blocks = (rows + kProjectionRows - 1) / kProjectionRows;
+  const Index block_rows = projection_rows({rows}), row_blocks = (rows + block_rows - 1) / block_rows;
   const Index split = column_blocks(row_blocks, n);
   const Index columns = (n + split - 1) / split;  // per task
   const double flops = static_cast<double>(rows) * k * n;
   for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
-    const Index first = (task / split) * kProjectionRows, count = std::min(kProjectionRows, rows - first);
+    const Index first = (task / split) * block_rows, count = std::min(block_rows, rows - first);
     const Index column = (task % split) * columns, width = std::min(columns, n - column);
     using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
     StridedMap out(c.data.data() + first * n + column, count, width, Eigen::OuterStride<>(n));

@@ -61,9 +61,14 @@ std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
 // The (Lq, Lk) stages from scores to dropped, then the context, for every
 // (batch, head). A stage whose `out` is null is not computed: it is reused from
 // a previous trace or shared with the stage before it, and only read from `in`.
+// A `dropped` stage (not kept, ComputeOptions::keep) has neither: it is computed
+// into per-thread rows of a block, or, with `same_as` (0 scores … 5 dropped), is
+// the rows of the earlier stage it equals.
 struct StageBuffers {
   const float* in = nullptr;
   float* out = nullptr;
+  bool dropped = false;
+  int same_as = -1;
 };
 struct HeadPass {
   const Tensor* q = nullptr;  // (B, h, Lq, d_k), rotated with RoPE

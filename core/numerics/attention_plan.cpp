@@ -351,7 +351,47 @@ std::vector<double> alibi_slopes(Index heads) {
   return slopes;
 }
 
-Result<Index> trace_bytes(const Plan& plan) {
+std::array<bool, kStageCount> present_stages(const Plan& plan) {
+  std::array<bool, kStageCount> present{};
+  for (Stage s : kAllStages) present[static_cast<int>(s)] = always_present(s);
+  auto set = [&](Stage s, bool v) { present[static_cast<int>(s)] = v; };
+  set(Stage::XPos, plan.sinusoidal());
+  set(Stage::XKvPos, plan.sinusoidal() && plan.qkv[kK].input != plan.qkv[kQ].input);
+  set(Stage::QRot, plan.rope());
+  set(Stage::KRot, plan.rope());
+  set(Stage::Biased, plan.alibi());
+  return present;
+}
+
+std::array<std::optional<Stage>, kStageCount> shared_stages(const Plan& plan) {
+  std::array<std::optional<Stage>, kStageCount> equal_to;
+  auto share = [&](Stage s, bool shared, Stage earlier) {
+    if (shared) equal_to[static_cast<int>(s)] = earlier;
+  };
+  share(Stage::Scaled, plan.scaled_is_scores(), Stage::Scores);
+  share(Stage::Masked, plan.masked_is_scaled(), plan.alibi() ? Stage::Biased : Stage::Scaled);
+  share(Stage::Dropped, plan.dropped_is_weights(), Stage::Weights);
+  share(Stage::Output, plan.output_is_concat(), Stage::Concat);
+  return equal_to;
+}
+
+std::array<bool, kStageCount> kept_stages(const Plan& plan, const std::optional<StageSet>& keep) {
+  std::array<bool, kStageCount> kept = present_stages(plan);
+  if (!keep) return kept;
+  const auto equal_to = shared_stages(plan);
+  // The tensor a stage's values live in: its own, or (transitively) the earlier one it equals.
+  auto owner = [&](Stage s) {
+    while (equal_to[static_cast<int>(s)]) s = *equal_to[static_cast<int>(s)];
+    return s;
+  };
+  std::array<bool, kStageCount> wanted{};
+  for (Stage s : kSquareStages)
+    if (kept[static_cast<int>(s)] && keep->test(static_cast<size_t>(s))) wanted[static_cast<int>(owner(s))] = true;
+  for (Stage s : kSquareStages) kept[static_cast<int>(s)] = kept[static_cast<int>(s)] && wanted[static_cast<int>(owner(s))];
+  return kept;
+}
+
+Result<Index> trace_bytes(const Plan& plan, const std::optional<StageSet>& keep) {
   const Dims& d = plan.dims;
   // Every product below is checked: L = 10^9 must give TooLarge, not a wrapped size.
   auto product = [](std::initializer_list<Index> factors, Index* out) {
@@ -370,8 +410,10 @@ Result<Index> trace_bytes(const Plan& plan) {
             product({d.batch, d.len_q, d.len_kv}, &mask) &&                    // combined mask
             product({d.batch, d.len_q}, &flags);                               // fully_masked_rows (bytes)
   const bool cross_positions = plan.sinusoidal() && plan.qkv[kK].input != plan.qkv[kQ].input;
-  const Index square_stages = 2 + !plan.scaled_is_scores() + plan.alibi() + !plan.masked_is_scaled() +
-                              !plan.dropped_is_weights();
+  const auto kept = kept_stages(plan, keep);
+  const auto equal_to = shared_stages(plan);
+  Index square_stages = 0;  // distinct (B, h, Lq, Lk) tensors kept
+  for (Stage s : kSquareStages) square_stages += kept[static_cast<int>(s)] && !equal_to[static_cast<int>(s)];
   // q, context, concat, output (shared with concat without W_O), q_rot, x_pos
   const Index query_vectors = 3 + !plan.output_is_concat() + plan.rope() + plan.sinusoidal();
   const Index key_vectors = 2 + plan.rope();  // k, v, k_rot

@@ -4,6 +4,7 @@
 // Both validate() and compute() go through make_plan(), so they can never
 // disagree about what is valid.
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,9 +68,21 @@ bool attends(const Plan& plan, Index b, Index i, Index j);
 // ALiBi's slopes m_h for `heads` heads (Press et al.'s get_slopes).
 std::vector<double> alibi_slopes(Index heads);
 
-// Bytes of the distinct tensors the trace of `plan` holds; TooLarge if the
-// count does not even fit in 64 bits.
-Result<Index> trace_bytes(const Plan& plan);
+// Which stages a trace of `plan` has (the others are off: x_pos without sinusoidal positions, ...).
+std::array<bool, kStageCount> present_stages(const Plan& plan);
+
+// For each stage that equals an earlier one under `plan` (scaled = scores when the scale is 1,
+// masked = scaled or biased without a mask, dropped = weights without dropout, output =
+// concat without W_O): that earlier stage, whose tensor it shares.
+std::array<std::optional<Stage>, kStageCount> shared_stages(const Plan& plan);
+
+// Which present stages a trace keeps under ComputeOptions::keep (unset: all of them). A
+// shared tensor is kept when any stage sharing it is.
+std::array<bool, kStageCount> kept_stages(const Plan& plan, const std::optional<StageSet>& keep);
+
+// Bytes of the distinct tensors the trace of `plan` holds (keeping `keep`'s square stages);
+// TooLarge if the count does not even fit in 64 bits.
+Result<Index> trace_bytes(const Plan& plan, const std::optional<StageSet>& keep = std::nullopt);
 
 // Bytes actually held by a trace (shared stages counted once).
 Index trace_memory(const Trace& trace);

@@ -37,6 +37,10 @@ session mask9.json "{$head, \"config\": {\"mode\": \"direct\", \"attention\": \"
   \"mask\": {\"key_padding\": [[0, 0, 1, 1, 0, 0, 0, 0, 0]]}},
   \"q\": {\"random\": {\"shape\": [5, 4]}}, \"k\": {\"random\": {\"shape\": [10, 4]}}, \"v\": {\"random\": {\"shape\": [10, 4]}}}"
 expect_error "1x9" trace "$dir/mask9.json" --summary
+# --keep names only the (B, h, Lq, Lk) stages, and needs them.
+expect_error "--keep takes scores, scaled, biased, masked, weights or dropped" trace default --summary --keep q
+expect_error "--keep takes scores" trace default --summary --keep weights,
+expect_error "--keep needs a list of stages" trace default --summary --keep
 session nan.json "{$head, \"config\": {\"mask_fill\": \"NaN\"}, \"x\": [[1, 2, 3, 4]], $weights}"
 expect_error "NaN" trace "$dir/nan.json" --summary
 # L = 10^6: refused before the (L x L) scores are allocated, saying how much it would need.
