@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The window measuring itself (attention-lab --frame-stats) under Xvfb at
 # 1600x1000 with 8 heads visible, for the default example and the
-# bench/sessions/frame-n*.json sessions (n = 256 ... 2048, d_model 512, 8 heads),
-# then a table against the targets of issue 6.
+# bench/sessions/frame-n*.json sessions (n = 256 ... 4096, d_model 512, 8 heads),
+# then a table against the targets of issues 6 and 16 (idle, pan/zoom of an
+# enlarged heatmap, edit -> visible over 20 edits), each met / NOT met, with the CPU.
 #
 #   bench/frame_stats.sh                  # build dir build-bench (configured with the GUI)
 #   BUILD_DIR=build FRAMES=60 bench/frame_stats.sh
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-bench}
 frames=${FRAMES:-120}
-sizes=${SIZES:-256,512,1024,2048}
+sizes=${SIZES:-256,512,1024,2048,4096}
 python=/usr/bin/python3
 priority=(nice -n "${NICE:-0}")  # xvfb-run, Xvfb and the app alike
 
@@ -26,7 +27,8 @@ command -v xvfb-run >/dev/null || { echo "frame_stats.sh needs xvfb-run (tools/d
 
 out=${OUT_DIR:-$build_dir/frame-stats}
 rm -rf "$out" && mkdir -p "$out"
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+  "($(grep -m1 -o -w -e avx512f /proc/cpuinfo || grep -m1 -o -w -e avx2 /proc/cpuinfo || echo 'no AVX2'))"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), load before: $(cut -d' ' -f1-3 /proc/loadavg), nice ${NICE:-0}"
 
 run() {  # run <name> <preset or session>
@@ -48,17 +50,30 @@ default = json.load(open(f"{out}/default.json"))
 r0 = default["machine"]
 print(f"renderer: {r0['renderer']}; start-up of the default example: {default['startup_s']:.2f} s (target <= 0.5 s)")
 print()
-print("| n | trace | in background | start-up s | idle fps | UI thread ms/idle frame | recompute fps | edits shown/s "
-      "| edit->visible median ms | p90 ms | new-trace frame ms | of it uploads ms | computed in the frame ms |")
-print("|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| n | trace | in background | start-up s | idle fps | UI thread ms/idle frame | pan/zoom fps | p90 ms "
+      "| recompute fps | edits shown/s | edit->visible median ms | p90 ms | edits | new-trace frame ms "
+      "| of it uploads ms | computed in the frame ms |")
+print("|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 stats = {}
 for n in sizes:
     j = stats[n] = json.load(open(f"{out}/n{n}.json"))
-    e, t = j["edit_to_visible_ms"], j["new_trace_frame"]
+    e, t, pz = j["edit_to_visible_ms"], j["new_trace_frame"], j["pan_zoom"]
     print(f"| {n} | {j['trace_bytes'] / 2**20:.0f} MiB | {'yes' if j['computes_in_background'] else 'no'} "
           f"| {j['startup_s']:.2f} | {j['idle']['fps']:.1f} | {j['idle']['ui_thread_cpu_ms_median']:.1f} "
+          f"| {pz['fps']:.1f} | {pz['frame_ms_p90']:.0f} "
           f"| {j['recompute']['fps']:.1f} | {j['recompute']['edits_shown_per_s']:.1f} | {e['median']:.0f} | {e['p90']:.0f} "
-          f"| {t['frame_ms_median']:.0f} | {t['upload_ms_median']:.0f} | {t['compute_in_frame_ms_median']:.0f} |")
+          f"| {e['samples']} | {t['frame_ms_median']:.0f} | {t['upload_ms_median']:.0f} | {t['compute_in_frame_ms_median']:.0f} |")
+print()
+print("Where an edit's time goes (medians, ms): the edit call / until the frame showing it starts / "
+      "the computation itself / that frame")
+for n in sizes:
+    b = stats[n]["edit_breakdown_ms"]
+    print(f"  n = {n}: {b['edit_call_median']:.1f} / {b['until_showing_frame_median']:.0f} / "
+          f"{b['compute_median']:.0f} / {b['showing_frame_median']:.0f}")
+for n in sizes:
+    pz = stats[n]["pan_zoom"]
+    if pz["error"]:
+        print(f"  n = {n}: the pan/zoom script did not run: {pz['error']}")
 print()
 
 def verdict(label, value, ok, unit=""):
@@ -83,6 +98,23 @@ if 512 in stats:
 if 1024 in stats:
     p = stats[1024]["edit_to_visible_ms"]["p90"]
     verdict("edit -> visible <= 100 ms p90 at n = 1024", f"{p:.0f}", p <= 100, " ms")
+print()
+
+print(f"| target (issue 16), CPU: {r0['cpu']} ({r0['nproc']} cores) | measured | verdict |")
+print("|---|---:|---|")
+if 4096 in stats:
+    fps = stats[4096]["idle"]["fps"]
+    verdict("idle redraw >= 60 fps at n = 4096", f"{fps:.1f}", fps >= 60, " fps")
+    pz = stats[4096]["pan_zoom"]
+    verdict(f"panning/zooming the enlarged 4096 x 4096 heatmap >= 30 fps ({pz['frames']} frames)", f"{pz['fps']:.1f}",
+            pz["fps"] >= 30 and not pz["error"], " fps")
+    verdict("... zoomed in, one texel per cell wherever a cell covers a pixel",
+            f"{pz['of_them_one_texel_per_cell']} of {pz['frames_cells_cover_a_pixel']} frames",
+            pz["frames_cells_cover_a_pixel"] > 0 and pz["of_them_one_texel_per_cell"] == pz["frames_cells_cover_a_pixel"])
+if 1024 in stats:
+    e = stats[1024]["edit_to_visible_ms"]
+    verdict(f"edit -> new pixels <= 100 ms at n = 1024 (median of {e['samples']} edits, 20 needed)", f"{e['median']:.0f}",
+            e["median"] <= 100 and e["samples"] >= 20, " ms")
 print()
 print("load while measuring (from the JSON): " + ", ".join(f"n={n}: {stats[n]['machine']['load']}" for n in sizes))
 PY

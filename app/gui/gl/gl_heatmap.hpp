@@ -30,13 +30,17 @@ class TextureCache {
  public:
   // One texel per cell (exports, small matrices).
   GLuint get(const MatrixView& view);
-  // For drawing on screen: a matrix longer than kScreenTexels on a side gets a
+  // For drawing on screen: a matrix longer than `max_texels` on a side gets a
   // smaller texture whose texel stands for a block of cells and holds the cell
   // of largest magnitude (NaN if any is NaN; ±inf only if all are), so no peak
   // and no NaN falls between pixels, and an (n, n) stage at n = 2048 is a
-  // 512 x 512 upload that samples from cache instead of a 16 MiB one.
-  GLuint screen(const MatrixView& view);
+  // 512 x 512 upload that samples from cache instead of a 16 MiB one. A zoomed
+  // heatmap passes the part on screen and its size in pixels (at least
+  // kScreenTexels): wherever a cell covers a pixel, the texture holds the cells themselves.
+  GLuint screen(const MatrixView& view, Index max_texels = kScreenTexels);
   static constexpr Index kScreenTexels = 512;
+  // Texels along a side of `cells` cells in screen()'s texture (max_texels at least kScreenTexels).
+  static Index screen_texels(Index cells, Index max_texels = kScreenTexels);
   // Frees the textures no frame has asked for since the previous call.
   void collect_unused();
   // Wall seconds spent making textures so far (--frame-stats' per-trace breakdown).

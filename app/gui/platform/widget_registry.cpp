@@ -15,7 +15,7 @@ void WidgetRegistry::begin_frame() {
 
 void WidgetRegistry::add(const std::string& name, ImVec2 min, ImVec2 max,
                          const std::vector<std::pair<std::string, double>>& numbers) {
-  rects_.push_back({name, min, max});
+  rects_.push_back({name, min, max, numbers});
   if (!enabled()) return;
   nlohmann::json entry = {{"name", name}, {"x", min.x}, {"y", min.y},
                           {"w", max.x - min.x}, {"h", max.y - min.y}};
@@ -27,11 +27,13 @@ void WidgetRegistry::add_last_item(const std::string& name) {
   add(name, ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
 }
 
-bool WidgetRegistry::find(const std::string& name, ImVec2* min, ImVec2* max) const {
+bool WidgetRegistry::find(const std::string& name, ImVec2* min, ImVec2* max,
+                          std::vector<std::pair<std::string, double>>* numbers) const {
   for (const Rect& rect : rects_)
     if (rect.name == name) {
       *min = rect.min;
       *max = rect.max;
+      if (numbers) *numbers = rect.numbers;
       return true;
     }
   return false;

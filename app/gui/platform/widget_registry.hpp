@@ -26,13 +26,16 @@ class WidgetRegistry {
   // Writes the file if this frame's content differs from the last one written.
   void write();
   // Where `name` was drawn so far this frame (kept with or without --widgets-out,
-  // so a lesson can point at a widget); false if it was not drawn yet.
-  bool find(const std::string& name, ImVec2* min, ImVec2* max) const;
+  // so a lesson can point at a widget, and --frame-stats can read a heatmap's
+  // numbers); false if it was not drawn yet.
+  bool find(const std::string& name, ImVec2* min, ImVec2* max,
+            std::vector<std::pair<std::string, double>>* numbers = nullptr) const;
 
  private:
   struct Rect {
     std::string name;
     ImVec2 min, max;
+    std::vector<std::pair<std::string, double>> numbers;
   };
   std::string path_;
   std::vector<Rect> rects_;

@@ -30,8 +30,10 @@ const char* usage_text() {
          "                  token labels, the numbers when they fit, colour bar with its range)\n"
          "       --quiz-hide stage|cell: the quiz hides the whole stage (default) or only the asked cell\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
-         "                  fps while an edit is recomputed every frame, edit->visible latency and\n"
-         "                  start-up (N frames per phase, default 120; shows the weights stage), then quits\n"
+         "                  fps while head 0's weights are enlarged, zoomed and panned (a scripted wheel\n"
+         "                  and drag), fps while an edit is recomputed every frame, edit->visible latency\n"
+         "                  (20 edits at least) and start-up (N frames for the idle and recompute phases,\n"
+         "                  default 120; shows the weights stage), then quits\n"
          "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
          "        w_o, output\n";
 }

@@ -2,6 +2,8 @@
 // The one state object of the desktop app (no globals): the session model,
 // what the learner is looking at, the GL resources and the test hooks.
 // Panels (panel_*.cpp) read it and send edits through AppState::edit().
+#include <imgui.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -134,6 +136,14 @@ struct AppState {
   TrainingLabState training_lab;  // its worker stops when the app does
   LessonState lessons;
   bool keep_drawing = false;  // set during a frame by an animating window: draw the next frame too
+  // --frame-stats' scripted mouse: given to ImGui in place of the pointer's own state each
+  // frame, so a scripted zoom and pan takes the path of the real wheel and drag.
+  struct ScriptedPointer {
+    ImVec2 pos;
+    bool down = false;
+    float wheel = 0.0f;  // notches this frame
+  };
+  std::optional<ScriptedPointer> scripted_pointer;
 
   bool quit = false;
   long frame = 0;

@@ -154,7 +154,10 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   const float max_cell = spec.max_cell > 0 ? spec.max_cell : 3.4f * font;
   float cell = std::min({(spec.width - row_label_width) / static_cast<float>(m.cols),
                          spec.max_height / static_cast<float>(m.rows), max_cell});
-  cell = std::max(cell, 0.25f);  // thousands of rows still get a (sub-pixel) picture
+  // Thousands of rows get sub-pixel cells: the grid fits its box (a floor of a quarter pixel
+  // made a 4096-row matrix 1024 pixels tall, pushing the step's other rows off screen).
+  // Only a box too small for anything still gets a picture one font unit long.
+  cell = std::max(cell, font / static_cast<float>(std::max(m.rows, m.cols)));
   if (cell < 0.9f * font) row_label_width = 0.0f;
 
   float widest_col_label = 0.0f;
@@ -183,14 +186,20 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   heatmap_png_hooks(app, spec);  // right-click: save as PNG
 
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
-  const GLuint mask_texture = shown.mask.valid() ? app.textures.screen(shown.mask) : 0;
-  app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.screen(m), mask_texture,
+  // At most a texel per pixel, and every cell its own texel wherever a cell covers a pixel
+  // (the enlarged view zoomed in): only the part on screen is uploaded, when it moves.
+  const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
+  const auto max_texels = static_cast<Index>(std::ceil(std::max(grid_size.x * fb_scale.x, grid_size.y * fb_scale.y)));
+  const GLuint mask_texture = shown.mask.valid() ? app.textures.screen(shown.mask, max_texels) : 0;
+  app.heatmaps.draw(draw_list, grid_min, grid_max, app.textures.screen(m, max_texels), mask_texture,
                     static_cast<int>(m.rows), static_cast<int>(m.cols), spec.style);
   app.widgets.add("heatmap." + spec.name, grid_min, grid_max,
                   {{"rows", static_cast<double>(spec.values.rows)}, {"cols", static_cast<double>(spec.values.cols)},
                    {"low", spec.style.low}, {"high", spec.style.high},
                    {"first_row", static_cast<double>(row0)}, {"first_col", static_cast<double>(col0)},
-                   {"shown_rows", static_cast<double>(m.rows)}, {"shown_cols", static_cast<double>(m.cols)}});
+                   {"shown_rows", static_cast<double>(m.rows)}, {"shown_cols", static_cast<double>(m.cols)},
+                   {"texel_rows", static_cast<double>(TextureCache::screen_texels(m.rows, max_texels))},
+                   {"texel_cols", static_cast<double>(TextureCache::screen_texels(m.cols, max_texels))}});
   if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);  // tests read it
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.
