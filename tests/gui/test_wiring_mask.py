@@ -45,14 +45,7 @@ def check_screen(label, saved, batch):
     rect = state["widgets"].get("heatmap.mask_painter")
     failures.check(rect is not None and (rect["rows"], rect["cols"]) == (L, L), f"[{label}] the painter is {L}x{L}: {rect}")
     if rect:
-        bad = []
-        for i in range(L):
-            for j in range(L):
-                got = wu.sample(pixels, rect, i, j)
-                grey = abs(got[0] - got[1]) < 3 and abs(got[1] - got[2]) < 3 and 100 <= got[0] <= 160
-                green = np.abs(got - np.array(wu.ATTEND_GREEN)).max() <= wu.TOLERANCE
-                if (masked[i, j] and not grey) or (not masked[i, j] and not green):
-                    bad.append(f"({i},{j}) {'masked' if masked[i, j] else 'attends'}: got {tuple(got.round())}")
+        bad = wu.painter_mismatches(pixels, rect, masked)
         failures.check(not bad, f"[{label}] painter cells: " + "; ".join(bad))
     weights = wu.session_stages(saved)["weights"][batch, 0]
     wu.check_heatmap(failures, label, state, pixels, "weights.h0", weights, wu.probability_range(weights), masked=masked)

@@ -161,15 +161,7 @@ def painter_cell(row, col):
 def check_painter(label, saved):
     masked = wu.masked_cells(saved, 1, L2, L2)[0]
     state, pixels = app.screen()
-    rect = state["widgets"]["heatmap.mask_painter"]
-    bad = []
-    for i in range(L2):
-        for j in range(L2):
-            got = wu.sample(pixels, rect, i, j)
-            grey = abs(got[0] - got[1]) < 3 and abs(got[1] - got[2]) < 3 and 100 <= got[0] <= 160
-            green = np.abs(got - np.array(wu.ATTEND_GREEN)).max() <= wu.TOLERANCE
-            if (masked[i, j] and not grey) or (not masked[i, j] and not green):
-                bad.append(f"({i},{j}) {'masked' if masked[i, j] else 'attends'}: got {tuple(got.round())}")
+    bad = wu.painter_mismatches(pixels, state["widgets"]["heatmap.mask_painter"], masked)
     failures.check(not bad, f"[{label}] painter cells: " + "; ".join(bad))
     check_weights(app, label, saved)
 

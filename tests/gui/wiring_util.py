@@ -202,6 +202,20 @@ def check_heatmap(failures, label, state, pixels, name, values, value_range, sto
     failures.check(not bad, f"[{label}] {name} cells: " + "; ".join(bad[:6]))
 
 
+def painter_mismatches(pixels, rect, masked):
+    """The mask painter's cells whose colour disagrees with `masked` (Lq, Lk) bool: a masked cell
+    is mid grey, an attended one the painter's green. A list of "(i,j) ...: got colour"."""
+    bad = []
+    for i in range(masked.shape[0]):
+        for j in range(masked.shape[1]):
+            got = sample(pixels, rect, i, j)
+            grey = abs(got[0] - got[1]) < 3 and abs(got[1] - got[2]) < 3 and 100 <= got[0] <= 160
+            green = np.abs(got - np.array(ATTEND_GREEN)).max() <= TOLERANCE
+            if (masked[i, j] and not grey) or (not masked[i, j] and not green):
+                bad.append(f"({i},{j}) {'masked' if masked[i, j] else 'attends'}: got {tuple(got.round())}")
+    return bad
+
+
 def masked_cells(session, batch, len_q, len_kv):
     """(B, Lq, Lk) bool, True where the saved session's config masks a score."""
     spec = session["config"].get("mask") or {}
