@@ -129,7 +129,7 @@ class HeatmapBuilder {
     spec.name = std::string(stage_name(stage));
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
     // The mask acts on S′, or with ALiBi on the biased scores B.
-    spec.title = stage == Stage::Masked   ? std::string(trace_.has(Stage::Biased) ? "S″ = B " : "S″ = S′ ") +
+    spec.title = stage == Stage::Masked   ? std::string(!trace_.alibi_slopes.empty() ? "S″ = B " : "S″ = S′ ") +
                                               app_.tr("heatmap.masked_suffix")
                  : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
                                           : stage_title(app_, stage);
