@@ -1,11 +1,12 @@
-// explain_cell on a trace that kept only some (B, h, Lq, Lk) stages (ComputeOptions::keep):
-// a cell whose input stage was dropped is an error naming that stage, never a read of
-// a missing tensor; a cell whose input was kept is explained as in the full trace.
+// Teaching on a trace that kept only some (B, h, Lq, Lk) stages (ComputeOptions::keep):
+// explain_cell says which input stage was dropped instead of reading a missing tensor,
+// and explains a cell whose input was kept; the quiz asks only about stages the trace has.
 #include <doctest/doctest.h>
 
 #include "io/session_io.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/explain.hpp"
+#include "teaching/quiz.hpp"
 
 using namespace al;
 
@@ -54,4 +55,21 @@ TEST_CASE("explain: with ALiBi the mask reads the biased scores even when they w
   auto masked = explain_cell(*lean, *s, CellAddress{Stage::Masked, 0, 1, 1, 0});
   REQUIRE_FALSE(masked.ok());
   CHECK(not_kept_of(masked.error()) == "biased");
+}
+
+TEST_CASE("quiz: a lean trace gets questions only about the stages it kept, with their values") {
+  auto s = load_preset("causal-decoder");
+  REQUIRE(s.ok());
+  const auto lean = lean_trace(*s, stage_set({Stage::Weights}));
+  REQUIRE_FALSE(lean->has(Stage::Scores));
+  int asked = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const auto q = make_quiz_question(*lean, seed, QuizHide::Stage);
+    if (!q) continue;
+    ++asked;
+    REQUIRE(lean->has(q->stage));
+    CHECK(q->stage != Stage::Scores);
+    CHECK(q->stage != Stage::Scaled);
+  }
+  CHECK(asked == 60);
 }
