@@ -7,6 +7,8 @@
 #include "model/stage_heads.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
+#include "state/view_stages.hpp"
+#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -327,11 +329,21 @@ void draw_enlarged(AppState& app, HeatmapSpec spec) {
 
 void draw_heatmaps(AppState& app) {
   auto trace_ptr = app.model.trace();
+  // Too large to keep whole: the reason, and the way to see this view anyway.
+  if (app.model.error() && app.model.error()->code == ErrorCode::TooLarge) {
+    wrapped_text_colored(ImVec4(1.0f, 0.35f, 0.35f, 1.0f), app.i18n.error_message(*app.model.error()));
+    app.widgets.add_last_item("heatmaps.too_large");
+    draw_keep_offer(app, "heatmaps");
+  }
   if (!trace_ptr) {
     ImGui::TextWrapped("%s", app.tr("heatmap.no_trace"));
     return;
   }
   const Trace& trace = *trace_ptr;
+  // This step's stages that the trace did not keep: said so, with the way to keep them.
+  const StageSet shown = stages_step_shows(app.model.session(), app.view.step);
+  for (Stage stage : kSquareStages)
+    if (shown.test(static_cast<size_t>(stage))) draw_not_kept(app, stage, "heatmaps");
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();

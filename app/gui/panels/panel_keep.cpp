@@ -1,0 +1,92 @@
+// A session too large to keep whole: beside its TooLarge error the button that keeps
+// only what this view needs, where a view meets a stage that was not kept the note
+// and the button that keeps it too, and the status line's list of what is not kept.
+// Which stages a view needs is decided in state/view_stages.cpp.
+// A step to a stage not kept offers to keep it, rather than recomputing on its own: at the
+// sizes where this happens a recompute takes seconds and memory near the limit, and a
+// learner stepping (or playing) through the steps expects the step to move at once and
+// to decide what the memory goes to; the note says what it would cost.
+#include <algorithm>
+
+#include "panels/panels.hpp"
+#include "state/view_stages.hpp"
+#include "widgets/text_wrap.hpp"
+
+namespace al::gui {
+
+namespace {
+const ImVec4 kNoteColour = ImVec4(1.0f, 0.75f, 0.3f, 1.0f);
+}  // namespace
+
+std::string kept_stage_name(const AppState& app, Stage stage) {
+  return app.tr(std::string("keep.stage.") + stage_name(stage));
+}
+
+void draw_keep_offer(AppState& app, const std::string& place) {
+  const auto& error = app.model.error();
+  if (!error || error->code != ErrorCode::TooLarge) return;
+  const StageSet needs = stages_view_needs(app);
+  const Index bytes = keep_bytes(app, needs);
+  if (bytes <= 0) return;  // the sizes overflow: nothing to offer
+  ImGui::PushID(place.c_str());
+  const Index limit = app.model.memory_limit();
+  if (bytes > limit) {
+    wrapped_text_colored(kNoteColour, app.i18n.format("keep.view_too_large",
+                                                      {{"size", bytes_text(bytes)}, {"limit", bytes_text(limit)}}));
+    app.widgets.add_last_item("keep.view_too_large." + place);
+  } else {
+    const std::string label = app.i18n.format("keep.only_view", {{"size", bytes_text(bytes)}});
+    if (ImGui::Button(label.c_str())) app.model.set_keep(needs);
+    app.widgets.add_last_item("keep.only_view." + place);
+    app.widgets.set_fact("keep.offer_bytes", std::to_string(bytes));
+  }
+  ImGui::PopID();
+}
+
+bool draw_not_kept(AppState& app, Stage stage, const std::string& place) {
+  auto trace = app.model.trace();
+  if (!trace || !stage_not_kept(app, *trace, stage)) return false;
+  ImGui::PushID(place.c_str());
+  ImGui::PushID(static_cast<int>(stage));
+  const std::string name = stage_name(stage);
+  wrapped_text_colored(kNoteColour, app.i18n.format("keep.not_kept", {{"stage", kept_stage_name(app, stage)}}));
+  app.widgets.add_last_item("keep.not_kept." + place + "." + name);
+  const StageSet kept = *app.model.keep();
+  const StageSet with = kept | stage_set({stage});
+  const Index total = keep_bytes(app, with), limit = app.model.memory_limit();
+  if (total > 0 && total <= limit) {
+    const std::string label = app.i18n.format("keep.keep_too", {{"size", bytes_text(total - keep_bytes(app, kept))}});
+    if (ImGui::Button(label.c_str())) app.model.set_keep(with);
+    app.widgets.add_last_item("keep.keep_too." + place + "." + name);
+  } else {
+    // Too much on top of what is kept: what this view needs alone may still fit.
+    const StageSet needs = stages_view_needs(app) | stage_set({stage});
+    const Index view_bytes = keep_bytes(app, needs);
+    wrapped_text_colored(kNoteColour, app.i18n.format("keep.does_not_fit",
+                                                      {{"size", bytes_text(total)}, {"limit", bytes_text(limit)}}));
+    if (view_bytes > 0 && view_bytes <= limit) {
+      const std::string label = app.i18n.format("keep.only_view", {{"size", bytes_text(view_bytes)}});
+      if (ImGui::Button(label.c_str())) app.model.set_keep(needs);
+      app.widgets.add_last_item("keep.only_view." + place + "." + name);
+    }
+  }
+  ImGui::PopID();
+  ImGui::PopID();
+  return true;
+}
+
+void draw_kept_note(AppState& app) {
+  auto trace = app.model.trace();
+  if (!trace || !app.model.keep()) return;
+  std::string stages;
+  for (Stage stage : kSquareStages)
+    if (stage_not_kept(app, *trace, stage)) stages += (stages.empty() ? "" : ", ") + kept_stage_name(app, stage);
+  if (stages.empty()) return;
+  ImGui::SameLine();
+  ImGui::TextColored(kNoteColour, "| %s",
+                     app.i18n.format("keep.status", {{"stages", stages}, {"limit", bytes_text(app.model.memory_limit())}})
+                         .c_str());
+  app.widgets.add_last_item("keep.status");
+}
+
+}  // namespace al::gui
