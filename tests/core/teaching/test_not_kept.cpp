@@ -1,14 +1,18 @@
 // Teaching on a trace that kept only some (B, h, Lq, Lk) stages (ComputeOptions::keep):
 // explain_cell says which input stage was dropped instead of reading a missing tensor,
-// and explains a cell whose input was kept; the quiz asks only about stages the trace has.
+// and explains a cell whose input was kept; the quiz asks only about stages the trace has;
+// a step's text leaves out numbers measured on a stage that was not kept.
 #include <doctest/doctest.h>
 
+#include "i18n_tables.hpp"
 #include "io/session_io.hpp"
 #include "numerics/attention.hpp"
 #include "teaching/explain.hpp"
 #include "teaching/quiz.hpp"
+#include "teaching/stage_text.hpp"
 
 using namespace al;
+using al::testing::lookup_in;
 
 namespace {
 
@@ -72,4 +76,17 @@ TEST_CASE("quiz: a lean trace gets questions only about the stages it kept, with
     CHECK(q->stage != Stage::Scaled);
   }
   CHECK(asked == 60);
+}
+
+TEST_CASE("step text: the scaling step's measured variances need the scores; without them, no numbers") {
+  auto s = load_preset("causal-decoder");
+  REQUIRE(s.ok());
+  const auto lean = lean_trace(*s, stage_set({Stage::Weights}));
+  for (bool chinese : {false, true}) {
+    const StepText text = step_text(Step::Scaled, *s, lean.get(), lookup_in(chinese), chinese);
+    CHECK(text.numbers.empty());
+    CHECK_FALSE(text.formula.empty());
+  }
+  const auto with_scores = lean_trace(*s, stage_set({Stage::Weights, Stage::Scores}));
+  CHECK_FALSE(step_text(Step::Scaled, *s, with_scores.get(), lookup_in(false), false).numbers.empty());
 }
