@@ -51,6 +51,10 @@ inline StageSet stage_set(std::initializer_list<Stage> stages) {
 constexpr std::array<Stage, 6> kSquareStages = {Stage::Scores,  Stage::Scaled,  Stage::Biased,
                                                 Stage::Masked, Stage::Weights, Stage::Dropped};
 
+// "weights,scores" -> those stages; only the (B, h, Lq, Lk) ones can be left out (ComputeOptions::keep).
+// Null for a name that is not one of them.
+std::optional<StageSet> square_stages_from_names(const std::string& comma_list);
+
 constexpr bool always_present(Stage s) { return static_cast<int>(s) <= static_cast<int>(Stage::Output); }
 
 const char* stage_name(Stage s);                        // "q", "scores", ...

@@ -169,7 +169,7 @@ void scores_heatmap(AppState& app, const FlashLabState& lab, const FlashStep& st
   spec.title = app.i18n.format("flash_lab.scores_title", {{"scaled", lab.scaled_scores}});
   const TensorPtr scores = plain.stage_ptr(Stage::Masked);
   if (!scores) {  // a lean trace (SessionModel::keep) without the masked scores
-    draw_not_kept(app, Stage::Masked, "flash_lab");
+    draw_not_kept(app, stage_set({Stage::Masked}), "flash_lab");
     return;
   }
   spec.values = matrix_of(scores, matrix);

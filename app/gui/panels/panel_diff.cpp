@@ -98,7 +98,7 @@ void draw_diff_window(AppState& app) {
   const StageDiff& sd = diff.stage(stage);
   ImGui::TextUnformatted(app.i18n.format("teach.diff.showing", {{"stage", stage_name(stage)}}).c_str());
   if (!sd.difference) {  // not kept (or not in both traces): no difference to draw
-    if (!draw_not_kept(app, stage, "diff")) ImGui::TextDisabled("%s", app.tr("keep.diff_not_kept"));
+    if (!draw_not_kept(app, stage_set({stage}), "diff")) ImGui::TextDisabled("%s", app.tr("keep.diff_not_kept"));
     ImGui::End();
     return;
   }

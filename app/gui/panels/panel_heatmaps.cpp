@@ -341,9 +341,7 @@ void draw_heatmaps(AppState& app) {
   }
   const Trace& trace = *trace_ptr;
   // This step's stages that the trace did not keep: said so, with the way to keep them.
-  const StageSet shown = stages_step_shows(app.model.session(), app.view.step);
-  for (Stage stage : kSquareStages)
-    if (shown.test(static_cast<size_t>(stage))) draw_not_kept(app, stage, "heatmaps");
+  draw_not_kept(app, stages_step_shows(app.model.session(), app.view.step), "heatmaps");
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();

@@ -43,34 +43,41 @@ void draw_keep_offer(AppState& app, const std::string& place) {
   ImGui::PopID();
 }
 
-bool draw_not_kept(AppState& app, Stage stage, const std::string& place) {
+bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& place) {
   auto trace = app.model.trace();
-  if (!trace || !stage_not_kept(app, *trace, stage)) return false;
+  if (!trace) return false;
+  StageSet missing;
+  std::string names, ids;  // for the learner, and for the widget names ("scores+scaled")
+  for (Stage stage : kSquareStages)
+    if (stages.test(static_cast<size_t>(stage)) && stage_not_kept(app, *trace, stage)) {
+      missing.set(static_cast<size_t>(stage));
+      names += (names.empty() ? "" : app.tr("keep.and")) + kept_stage_name(app, stage);
+      ids += (ids.empty() ? "" : "+") + std::string(stage_name(stage));
+    }
+  if (missing.none()) return false;
   ImGui::PushID(place.c_str());
-  ImGui::PushID(static_cast<int>(stage));
-  const std::string name = stage_name(stage);
-  wrapped_text_colored(kNoteColour, app.i18n.format("keep.not_kept", {{"stage", kept_stage_name(app, stage)}}));
-  app.widgets.add_last_item("keep.not_kept." + place + "." + name);
+  wrapped_text_colored(kNoteColour, app.i18n.format("keep.not_kept", {{"stage", names}}));
+  app.widgets.add_last_item("keep.not_kept." + place + "." + ids);
   const StageSet kept = *app.model.keep();
-  const StageSet with = kept | stage_set({stage});
+  const StageSet with = kept | missing;
   const Index total = keep_bytes(app, with), limit = app.model.memory_limit();
   if (total > 0 && total <= limit) {
-    const std::string label = app.i18n.format("keep.keep_too", {{"size", bytes_text(total - keep_bytes(app, kept))}});
+    const std::string label = app.i18n.format(missing.count() == 1 ? "keep.keep_too" : "keep.keep_them_too",
+                                              {{"size", bytes_text(total - keep_bytes(app, kept))}});
     if (ImGui::Button(label.c_str())) app.model.set_keep(with);
-    app.widgets.add_last_item("keep.keep_too." + place + "." + name);
+    app.widgets.add_last_item("keep.keep_too." + place + "." + ids);
   } else {
     // Too much on top of what is kept: what this view needs alone may still fit.
-    const StageSet needs = stages_view_needs(app) | stage_set({stage});
+    const StageSet needs = stages_view_needs(app) | missing;
     const Index view_bytes = keep_bytes(app, needs);
     wrapped_text_colored(kNoteColour, app.i18n.format("keep.does_not_fit",
                                                       {{"size", bytes_text(total)}, {"limit", bytes_text(limit)}}));
     if (view_bytes > 0 && view_bytes <= limit) {
       const std::string label = app.i18n.format("keep.only_view", {{"size", bytes_text(view_bytes)}});
       if (ImGui::Button(label.c_str())) app.model.set_keep(needs);
-      app.widgets.add_last_item("keep.only_view." + place + "." + name);
+      app.widgets.add_last_item("keep.only_view." + place + "." + ids);
     }
   }
-  ImGui::PopID();
   ImGui::PopID();
   return true;
 }
@@ -80,7 +87,8 @@ void draw_kept_note(AppState& app) {
   if (!trace || !app.model.keep()) return;
   std::string stages;
   for (Stage stage : kSquareStages)
-    if (stage_not_kept(app, *trace, stage)) stages += (stages.empty() ? "" : ", ") + kept_stage_name(app, stage);
+    if (stage_not_kept(app, *trace, stage))
+      stages += (stages.empty() ? "" : app.tr("keep.list_separator")) + kept_stage_name(app, stage);
   if (stages.empty()) return;
   ImGui::SameLine();
   ImGui::TextColored(kNoteColour, "| %s",

@@ -362,6 +362,7 @@ int main(int argc, char** argv) {
   ComputeOptions compute;
   compute.memory_limit_bytes = options.memory_limit;
   auto app = std::make_unique<AppState>(std::move(start.session), compute);
+  if (options.keep) app->model.set_keep(*options.keep);
   app->options = options;
   std::vector<std::string> warnings;
   app->i18n.load(&warnings);

@@ -31,6 +31,8 @@ const char* usage_text() {
          "       --quiz-hide stage|cell: the quiz hides the whole stage (default) or only the asked cell\n"
          "       --memory-limit BYTES refuses traces over BYTES (default: a share of the machine's memory), so\n"
          "                  a small session can show what a too-large one does\n"
+         "       --keep STAGES keeps only these (B, h, Lq, Lk) stages, comma-separated (scores, scaled,\n"
+         "                  biased, masked, weights, dropped), while the whole trace is over the limit\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
          "                  fps while head 0's weights are enlarged, zoomed and panned (a scripted wheel\n"
          "                  and drag), fps while an edit is recomputed every frame, edit->visible latency\n"
@@ -142,6 +144,9 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       const long long bytes = value(&text) ? std::strtoll(text.c_str(), &end, 10) : 0;
       if (text.empty() || *end != '\0' || bytes < 1) return "--memory-limit takes a number of bytes (1 or more)";
       options->memory_limit = static_cast<Index>(bytes);
+    } else if (arg == "--keep") {
+      if (!value(&text) || !(options->keep = square_stages_from_names(text)))
+        return "--keep takes scores, scaled, biased, masked, weights or dropped, comma-separated";
     } else if (arg == "--lesson") {
       if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
         return "--lesson takes a step number (1, 2, ...)";
