@@ -7,7 +7,9 @@ and the status line names the stages not kept. Stepping to the scores shows "not
 and "Keep it too"; pressing it shows the scores, checked the same way. At the scaled
 step keeping it too would not fit: the window says so and offers what that view needs
 alone, which shows the scaled scores. The explain window on a weights cell whose
-masked scores are not kept says so. In 中文 the same texts show, translated."""
+masked scores are not kept says so. File > Export writes the kept stages (the reference's
+values) and says which it did not write; a length that fits keeps every stage again.
+In 中文 the same texts show, translated."""
 import os
 import shutil
 import sys
@@ -66,6 +68,40 @@ def check_heads(app, label, stage, values, value_range, stops, masked):
     return state
 
 
+def export_and_shrink(app, folder, expected):
+    """File > Export of the lean trace: the kept stages written (their values the reference's),
+    the others not, and the status says which; then a length that fits keeps everything again."""
+    export_dir = os.path.join(folder, "export")
+    os.makedirs(export_dir, exist_ok=True)
+    app.click_widget("menu.file")
+    app.click_widget("export.menu", "File > Export in the menu")
+    app.type_into("export.folder", export_dir, select_all=True)
+    app.click_widget("export.trace")
+    state = app.wait_for(lambda s: "Not written" in s.get("export_status", ""), "the export says what it did not write")
+    status = state.get("export_status", "")
+    failures.check("masked scores" in status and "scores S = QK" not in status,
+                   f"the export names the masked scores as not written, and not the kept scores: {status!r}")
+    written = sorted(os.listdir(export_dir))
+    failures.check("trace.masked.npy" not in written, f"no file for the masked scores: {written}")
+    for stage in ("weights", "scores", "scaled"):
+        path = os.path.join(export_dir, f"trace.{stage}.npy")
+        failures.check(os.path.exists(path) and np.allclose(np.load(path), expected[stage], atol=1e-5),
+                       f"trace.{stage}.npy holds the reference's {stage}")
+
+    for window in ("window.export", "window.explain"):  # their close buttons: the editor is under them
+        rect = app.settled()["widgets"][window]
+        app.click_at(int(rect["x"] + rect["w"] - 12), int(rect["y"] + 10))
+        app.wait_for(lambda s: window not in s["widgets"], f"{window} closes")
+
+    # Three tokens: the whole trace fits again, every stage is kept, no note is left.
+    app.edit(lambda: app.type_into("config.len_q", "3", select_all=True), "length 3")
+    state = app.wait_for(lambda s: "heatmap.masked.h0" in s["widgets"] and "keep.status" not in s["widgets"],
+                         "every stage kept again once the session fits")
+    failures.check(state.get("error") == "" and not any(n.startswith("keep.") for n in state["widgets"]),
+                   f"no error and no keep note once it fits: {[n for n in state['widgets'] if n.startswith('keep.')]}")
+    app.screen()
+
+
 def run(lang):
     folder = os.path.join(out, lang)
     os.makedirs(folder, exist_ok=True)
@@ -120,6 +156,8 @@ def run(lang):
         failures.check(state.get("explain.kind") == "not_kept" and "keep.not_kept.explain.masked" in state["widgets"],
                        f"[{lang}] explaining the pinned weight says its masked scores are not kept "
                        f"(explain.kind {state.get('explain.kind')})")
+        if lang == "en":
+            export_and_shrink(app, folder, expected)
     finally:
         app.kill()
         shutil.rmtree(os.path.join(folder, "state"), ignore_errors=True)  # no leftover recovery.json
