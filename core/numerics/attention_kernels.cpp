@@ -10,6 +10,7 @@
 
 #include "numerics/kernel_dispatch.hpp"
 #include "numerics/positions.hpp"
+#include "numerics/packet_exp.hpp"
 
 namespace al::detail {
 
@@ -22,10 +23,6 @@ constexpr Index kHeadRows = 128;
 // OpenMP team costs more than the work at teaching sizes.
 constexpr double kParallelFlops = 2e5;
 
-// Eigen's vectorised exp clamps its argument at about -88.72 and so never
-// returns 0; below that exp() is under 3e-39 and a masked (-inf) cell must give
-// exactly 0, so these are set to 0 explicitly.
-constexpr float kExpUnderflow = -88.72f;
 
 using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 
@@ -252,10 +249,11 @@ void check_row(double row_total, const float* w, const float* attend, Index n, T
 
 float exp_shifted(const float* in, float* out, Index n, float max) {
   using namespace Eigen::internal;
-  const Packet shift = pset1<Packet>(max), underflow = pset1<Packet>(kExpUnderflow), zero = pset1<Packet>(0.0f);
+  const Packet shift = pset1<Packet>(max), floor = pset1<Packet>(kExpNormalFloor), zero = pset1<Packet>(0.0f);
+  // Below the floor exp() is under 1.1e-38, and a masked (-inf) cell must give exactly 0.
   auto exp_of = [&](Packet x) {
     const Packet shifted = psub(x, shift);
-    return pselect(pcmp_lt(shifted, underflow), zero, pexp(shifted));
+    return pselect(pcmp_lt(shifted, floor), zero, exp_nonpositive(shifted));
   };
   Packet sum = zero;
   Index j = 0;

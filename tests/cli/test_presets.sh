@@ -4,6 +4,8 @@
 set -euo pipefail
 bin=$1
 src=$2
+tmp_summary=$(mktemp)
+trap 'rm -f "$tmp_summary"' EXIT
 
 list=$("$bin" --list-presets)
 for file in "$src"/assets/presets/*.json; do
@@ -48,6 +50,29 @@ for b in t["stages"]["weights"]:
             assert abs(sum(row) - 1) < 1e-5, row
 ' "$name" || { echo "FAIL: $name --json"; exit 1; }
   echo "ok: $name --json"
+done
+
+# The summary's range and non-finite counts, worked out again from the JSON's values.
+for name in causal-decoder alibi-6-heads padded-batch cross-attention; do
+  "$bin" trace "$name" --summary >"$tmp_summary"
+  "$bin" trace "$name" --json | python3 -c '
+import json, math, sys
+t = json.load(sys.stdin)
+rows = {line.split()[0]: line.split() for line in open(sys.argv[2]) if line[:1].islower()}
+def flat(x):
+    return [v for item in x for v in flat(item)] if isinstance(x, list) else [float(x)]
+for name, values in t["stages"].items():
+    v = flat(values)
+    finite_or_inf = [x for x in v if not math.isnan(x)]
+    nans, infs = len(v) - len(finite_or_inf), sum(math.isinf(x) for x in v)
+    fields = rows[name]
+    lo, hi = float(fields[2]), float(fields[3])
+    assert math.isclose(lo, min(finite_or_inf), rel_tol=1e-5) or lo == min(finite_or_inf), (sys.argv[1], name, lo)
+    assert math.isclose(hi, max(finite_or_inf), rel_tol=1e-5) or hi == max(finite_or_inf), (sys.argv[1], name, hi)
+    extra = " ".join(fields[4:])
+    assert ((str(infs) + " inf") in extra) == (infs > 0) and ("NaN" in extra) == (nans > 0), (sys.argv[1], name, extra, nans, infs)
+' "$name" "$tmp_summary" || { echo "FAIL: $name --summary ranges"; exit 1; }
+  echo "ok: $name --summary ranges"
 done
 
 # -inf masked scores are written as the string "-Infinity".
