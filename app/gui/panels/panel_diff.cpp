@@ -63,7 +63,7 @@ void draw_diff_window(AppState& app) {
     for (Stage s : kAllStages) {
       const StageDiff& sd = diff.stage(s);
       const int k = static_cast<int>(s);
-      if (!sd.difference && stage_not_kept(app, *trace, s)) {  // in the session, not in this lean trace
+      if (!sd.difference && stage_not_kept(*trace, s)) {  // in the session, not in this lean trace
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(stage_name(s));

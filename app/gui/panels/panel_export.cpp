@@ -151,7 +151,7 @@ void draw_export_window(AppState& app) {
     std::optional<Error> error;
     std::string not_kept;  // stages the session has but this trace dropped (SessionModel::keep)
     for (Stage s : kAllStages) {
-      if (stage_not_kept(app, *trace, s)) not_kept += (not_kept.empty() ? "" : ", ") + kept_stage_name(app, s);
+      if (stage_not_kept(*trace, s)) not_kept += (not_kept.empty() ? "" : ", ") + kept_stage_name(app, s);
       if (!trace->has(s)) continue;
       if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".npy"),
                                             npy_bytes(trace->stage(s)));

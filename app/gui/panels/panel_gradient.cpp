@@ -88,7 +88,7 @@ const Gradients* current_gradients(AppState& app) {
     const Session& session = app.model.trace_session();
     const LossChoice choice{g.kind, g.batch, g.row, g.col, g.target};
     const bool lean = std::any_of(kSquareStages.begin(), kSquareStages.end(),
-                                  [&](Stage s) { return stage_not_kept(app, *trace, s); });
+                                  [&](Stage s) { return stage_not_kept(*trace, s); });
     if (lean) {
       g.message = "keep.gradient_needs_all";  // the backward pass reads every (B, h, Lq, Lk) stage
     } else if (computes_in_background(session)) {

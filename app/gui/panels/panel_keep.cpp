@@ -49,7 +49,7 @@ bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& pla
   StageSet missing;
   std::string names, ids;  // for the learner, and for the widget names ("scores+scaled")
   for (Stage stage : kSquareStages)
-    if (stages.test(static_cast<size_t>(stage)) && stage_not_kept(app, *trace, stage)) {
+    if (stages.test(static_cast<size_t>(stage)) && stage_not_kept(*trace, stage)) {
       missing.set(static_cast<size_t>(stage));
       names += (names.empty() ? "" : app.tr("keep.and")) + kept_stage_name(app, stage);
       ids += (ids.empty() ? "" : "+") + std::string(stage_name(stage));
@@ -58,6 +58,10 @@ bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& pla
   ImGui::PushID(place.c_str());
   wrapped_text_colored(kNoteColour, app.i18n.format("keep.not_kept", {{"stage", names}}));
   app.widgets.add_last_item("keep.not_kept." + place + "." + ids);
+  if (!app.model.keep()) {  // every stage asked for already: the whole trace is being computed
+    ImGui::PopID();
+    return true;
+  }
   const StageSet kept = *app.model.keep();
   const StageSet with = kept | missing;
   const Index total = keep_bytes(app, with), limit = app.model.memory_limit();
@@ -84,10 +88,10 @@ bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& pla
 
 void draw_kept_note(AppState& app) {
   auto trace = app.model.trace();
-  if (!trace || !app.model.keep()) return;
+  if (!trace) return;
   std::string stages;
   for (Stage stage : kSquareStages)
-    if (stage_not_kept(app, *trace, stage))
+    if (stage_not_kept(*trace, stage))
       stages += (stages.empty() ? "" : app.tr("keep.list_separator")) + kept_stage_name(app, stage);
   if (stages.empty()) return;
   ImGui::SameLine();

@@ -362,7 +362,8 @@ int main(int argc, char** argv) {
   ComputeOptions compute;
   compute.memory_limit_bytes = options.memory_limit;
   auto app = std::make_unique<AppState>(std::move(start.session), compute);
-  if (options.keep) app->model.set_keep(*options.keep);
+  // With the weights always: the token lines, the heads view and the labs read them (view_stages.hpp).
+  if (options.keep) app->model.set_keep(*options.keep | stage_set({Stage::Weights}));
   app->options = options;
   std::vector<std::string> warnings;
   app->i18n.load(&warnings);

@@ -24,9 +24,8 @@ StageSet stages_view_needs(const AppState& app) {
   return stages_step_shows(app.model.session(), app.view.step) | stage_set({Stage::Weights});
 }
 
-bool stage_not_kept(const AppState& app, const Trace& trace, Stage stage) {
-  const auto& keep = app.model.keep();
-  if (!keep || trace.has(stage)) return false;
+bool stage_not_kept(const Trace& trace, Stage stage) {
+  if (trace.has(stage)) return false;
   // Only square stages are ever dropped; the biased scores exist only with ALiBi.
   const bool square = std::find(kSquareStages.begin(), kSquareStages.end(), stage) != kSquareStages.end();
   return square && (stage != Stage::Biased || !trace.alibi_slopes.empty());

@@ -14,9 +14,10 @@ StageSet stages_step_shows(const Session& session, Step step);
 // holds them, so a trace on screen always has the weights.
 StageSet stages_view_needs(const AppState& app);
 
-// True when the session has `stage` but the trace on screen dropped it (the model's
-// keep setting): the panel shows a "not kept" note instead of the values.
-bool stage_not_kept(const AppState& app, const Trace& trace, Stage stage);
+// True when the trace's session has `stage` but the trace did not keep it (ComputeOptions::keep):
+// a panel shows a "not kept" note instead of its values. Read from the trace itself, not from
+// the model's keep setting, which may already ask for the next trace while this one is shown.
+bool stage_not_kept(const Trace& trace, Stage stage);
 
 // Bytes of the current session's trace keeping only `stages` (0 when it is invalid).
 Index keep_bytes(const AppState& app, const StageSet& stages);

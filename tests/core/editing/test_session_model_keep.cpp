@@ -156,4 +156,19 @@ TEST_CASE("keep: a big session computed on the worker keeps what was asked when 
   model.wait_idle();
   CHECK(model.trace_session().k == edited.k);
   check_lean(*model.trace(), edited, weights);
+
+  // One token fewer: the whole trace fits. Every stage is asked for at once; the lean trace
+  // stays on screen (so views must ask the trace, not keep(), what it holds) until the
+  // whole one arrives.
+  const Session shorter = with_sizes(edited, 1, 2047, 2047, 160);
+  REQUIRE(bytes_of(shorter) <= model.memory_limit());
+  model.edit(shorter, "Length");
+  CHECK_FALSE(model.keep());
+  CHECK(model.computing());
+  CHECK_FALSE(model.trace()->has(Stage::Scores));
+  model.wait_idle();
+  REQUIRE(model.trace());
+  CHECK_FALSE(model.error());
+  CHECK(model.trace()->has(Stage::Scores));
+  CHECK(model.trace()->memory_bytes == bytes_of(shorter));
 }
