@@ -9,7 +9,8 @@ step keeping it too would not fit: the window says so and offers what that view 
 alone, which shows the scaled scores. The explain window on a weights cell whose
 masked scores are not kept says so. File > Export writes the kept stages (the reference's
 values) and says which it did not write; a length that fits keeps every stage again.
-In 中文 the same texts show, translated."""
+In 中文 the same texts show, translated. With a limit only the weights fit under, the
+offer keeps the weights alone."""
 import os
 import shutil
 import sys
@@ -163,6 +164,29 @@ def run(lang):
         shutil.rmtree(os.path.join(folder, "state"), ignore_errors=True)  # no leftover recovery.json
 
 
+def weights_alone():
+    """A limit where the softmax step's masked scores and weights together do not fit but the
+    weights alone do: the offer falls back to them, and they show the reference's values."""
+    folder = os.path.join(out, "weights-alone")
+    os.makedirs(folder, exist_ok=True)
+    app = wu.Wiring(binary, SESSION, folder, "weights", failures,
+                    ["--stage", "weights", "--memory-limit", str(trace_bytes(1) + 8)])
+    try:
+        state = app.wait_for(lambda s: "keep.only_weights.heatmaps" in s["widgets"], "the weights-only offer")
+        failures.check(state.get("keep.offer_bytes") == str(trace_bytes(1)),
+                       f"[weights alone] the offer keeps {trace_bytes(1)} bytes, says {state.get('keep.offer_bytes')}")
+        app.edit(lambda: app.click_widget("keep.only_weights.heatmaps"), "pressing Keep only the attention weights")
+        app.wait_for(lambda s: "heatmap.weights.h0" in s["widgets"], "the weights after keeping them alone")
+        weights = wu.session_stages(SESSION)["weights"][0]
+        state = check_heads(app, "weights alone", "weights", weights, wu.probability_range(weights), wu.VIRIDIS,
+                            wu.masked_cells(SESSION, B, L, L)[0])
+        failures.check("keep.not_kept.heatmaps.masked" in state["widgets"], "[weights alone] the masked scores say not kept")
+    finally:
+        app.kill()
+        shutil.rmtree(os.path.join(folder, "state"), ignore_errors=True)
+
+
 run("en")
 run("zh")
+weights_alone()
 failures.finish()

@@ -16,6 +16,9 @@ namespace al::gui {
 
 namespace {
 const ImVec4 kNoteColour = ImVec4(1.0f, 0.75f, 0.3f, 1.0f);
+
+// "1.0 GiB (1124073472 bytes)": a size beside the limit, where rounding alone could make them look equal.
+std::string exact_bytes(Index bytes) { return bytes_text(bytes) + " (" + std::to_string(bytes) + " B)"; }
 }  // namespace
 
 std::string kept_stage_name(const AppState& app, Stage stage) {
@@ -25,19 +28,30 @@ std::string kept_stage_name(const AppState& app, Stage stage) {
 void draw_keep_offer(AppState& app, const std::string& place) {
   const auto& error = app.model.error();
   if (!error || error->code != ErrorCode::TooLarge) return;
-  const StageSet needs = stages_view_needs(app);
-  const Index bytes = keep_bytes(app, needs);
+  StageSet needs = stages_view_needs(app);
+  Index bytes = keep_bytes(app, needs);
+  const Index limit = app.model.memory_limit();
+  // The view's input stage and result together may not fit where its result alone does: then
+  // at least the attention weights (the softmax step's input, S″, at 4096 tokens is 512 MiB more).
+  const char* offer = "keep.only_view";
+  if (bytes > limit && needs != stage_set({Stage::Weights})) {
+    const Index weights_bytes = keep_bytes(app, stage_set({Stage::Weights}));
+    if (weights_bytes > 0 && weights_bytes <= limit) {
+      needs = stage_set({Stage::Weights});
+      bytes = weights_bytes;
+      offer = "keep.only_weights";
+    }
+  }
   if (bytes <= 0) return;  // the sizes overflow: nothing to offer
   ImGui::PushID(place.c_str());
-  const Index limit = app.model.memory_limit();
   if (bytes > limit) {
     wrapped_text_colored(kNoteColour, app.i18n.format("keep.view_too_large",
-                                                      {{"size", bytes_text(bytes)}, {"limit", bytes_text(limit)}}));
+                                                      {{"size", exact_bytes(bytes)}, {"limit", exact_bytes(limit)}}));
     app.widgets.add_last_item("keep.view_too_large." + place);
   } else {
-    const std::string label = app.i18n.format("keep.only_view", {{"size", bytes_text(bytes)}});
+    const std::string label = app.i18n.format(offer, {{"size", bytes_text(bytes)}});
     if (ImGui::Button(label.c_str())) app.model.set_keep(needs);
-    app.widgets.add_last_item("keep.only_view." + place);
+    app.widgets.add_last_item(std::string(offer) + "." + place);
     app.widgets.set_fact("keep.offer_bytes", std::to_string(bytes));
   }
   ImGui::PopID();
@@ -74,8 +88,8 @@ bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& pla
     // Too much on top of what is kept: what this view needs alone may still fit.
     const StageSet needs = stages_view_needs(app) | missing;
     const Index view_bytes = keep_bytes(app, needs);
-    wrapped_text_colored(kNoteColour, app.i18n.format("keep.does_not_fit",
-                                                      {{"size", bytes_text(total)}, {"limit", bytes_text(limit)}}));
+    wrapped_text_colored(kNoteColour, app.i18n.format(missing.count() == 1 ? "keep.does_not_fit" : "keep.do_not_fit",
+                                                      {{"size", exact_bytes(total)}, {"limit", exact_bytes(limit)}}));
     if (view_bytes > 0 && view_bytes <= limit) {
       const std::string label = app.i18n.format("keep.only_view", {{"size", bytes_text(view_bytes)}});
       if (ImGui::Button(label.c_str())) app.model.set_keep(needs);
