@@ -38,7 +38,11 @@ esac
 out=${OUT_DIR:-$build_dir/bench-results}
 rm -rf "$out" && mkdir -p "$out"
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+# A VM's model name can be as short as "AMD EPYC": family, model and vector width tell the machines apart.
+cpu_field() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'; }
+vector_isa=$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || { grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo "no AVX2"; })
+caches=$(lscpu 2>/dev/null | sed -n 's/^\(L[23]\) cache: *\([^(]*\).*/\1 \2/p' | sed 's/ *$//' | paste -sd, - | sed 's/,/, /g')
+echo "machine: $(nproc) cores, $(cpu_field 'model name') (family $(cpu_field 'cpu family') model $(cpu_field model), $vector_isa${caches:+, $caches})"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "nice ${NICE:-0}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, BLAS: $blas, torch $("$python" -c 'import torch; print(torch.__version__)')"

@@ -210,7 +210,8 @@ double softmax_row(const float* in, float* out, Index n, float* max_out, float* 
   using namespace Eigen::internal;
   const float max = row_max(in, n);
   const float sum = exp_shifted(in, out, n, max);
-  // Divided, not multiplied by 1/sum: each weight is the correctly rounded quotient, as PyTorch's.
+  // Divided: each weight is the correctly rounded quotient. PyTorch's softmax over the last
+  // dimension multiplies by 1/sum instead (within an ulp); here that measured no faster.
   const Packet divisor = pset1<Packet>(sum);
   constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
   double total = 0;
