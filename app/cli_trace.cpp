@@ -25,22 +25,6 @@ constexpr const char* kUsage =
     "             masked, weights, dropped): the others are computed and dropped, for a session\n"
     "             too large to keep whole\n";
 
-// "weights,scores" -> those stages; only the (B, h, Lq, Lk) ones can be left out. Null for a
-// name that is not one of them.
-std::optional<StageSet> parse_keep(const std::string& list) {
-  StageSet keep;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    const auto stage = stage_from_name(list.substr(start, end - start));
-    if (!stage || std::find(kSquareStages.begin(), kSquareStages.end(), *stage) == kSquareStages.end())
-      return std::nullopt;
-    keep.set(static_cast<size_t>(*stage));
-    start = end + 1;
-  }
-  return keep;
-}
-
 void print_json(const Trace& trace) {
   const Dims& d = trace.dims;
   auto number = [](double v) {
@@ -159,7 +143,7 @@ int run_trace(int argc, char** argv) {
     else if (arg == "--keep") {
       if (i + 1 >= argc) return usage_error("trace: --keep needs a list of stages, e.g. --keep weights", kUsage);
       const std::string list = argv[++i];
-      options.keep = parse_keep(list);
+      options.keep = square_stages_from_names(list);
       if (!options.keep)
         return usage_error("trace: --keep takes scores, scaled, biased, masked, weights or dropped, "
                            "comma-separated; not '" + list + "'", kUsage);

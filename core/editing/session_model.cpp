@@ -69,6 +69,7 @@ struct SessionModel::Impl {
     Session session;
     Session base_session;
     std::shared_ptr<const Trace> base_trace;
+    std::optional<StageSet> keep;  // the UI thread's options.keep when posted
   };
   struct Finished {
     std::uint64_t id;
@@ -99,7 +100,7 @@ struct SessionModel::Impl {
 
   // --- UI thread ---------------------------------------------------------------
 
-  ComputeOptions options;  // memory limit for every computation
+  ComputeOptions options;  // memory limit and kept stages for every computation (keep: UI thread only)
   Session current;
   std::uint64_t revision = 0;
   // Content ids: every new session content gets a fresh one; undo/redo restore
@@ -137,7 +138,12 @@ struct SessionModel::Impl {
   // Brings trace/error up to date with `current`: small sessions here and now,
   // big ones on the worker.
   void recompute() {
-    const Result<Index> bytes = estimate_trace_bytes(current);
+    // A session that fits whole again keeps every stage again.
+    if (options.keep) {
+      const Result<Index> whole = estimate_trace_bytes(current);
+      if (whole && *whole <= memory_limit_of(options)) options.keep.reset();
+    }
+    const Result<Index> bytes = estimate_trace_bytes(current, options.keep);
     if (!bytes) {  // invalid: the last valid trace stays, with this error beside it
       drop_background();
       error = bytes.error();
@@ -169,7 +175,7 @@ struct SessionModel::Impl {
       std::lock_guard<std::mutex> lock(mutex);
       // Only the newest request matters: it replaces one not yet started and
       // cancels the one running (the worker clears the flag when it takes a request).
-      request = Request{wanted, current, trace ? trace_session : Session{}, trace};
+      request = Request{wanted, current, trace ? trace_session : Session{}, trace, options.keep};
       finished.reset();
       cancel = true;
       if (!worker.joinable()) worker = std::thread([this] { work(); });
@@ -224,7 +230,10 @@ struct SessionModel::Impl {
         cancel = false;
         worker_busy = true;
       }
-      ComputeOptions job_options = options;
+      ComputeOptions job_options;
+      job_options.memory_limit_bytes = options.memory_limit_bytes;  // never changes after construction
+      job_options.summarize = options.summarize;
+      job_options.keep = job.keep;
       job_options.cancel = &cancel;
       job_options.progress = [this](float fraction) { progress = fraction; };
       const Session* base_session = job.base_trace ? &job.base_session : nullptr;
@@ -256,6 +265,15 @@ void SessionModel::set_on_finished(std::function<void()> notify) {
   impl_->on_finished = std::move(notify);
 }
 float SessionModel::progress() const { return impl_->progress; }
+const std::optional<StageSet>& SessionModel::keep() const { return impl_->options.keep; }
+Index SessionModel::memory_limit() const { return memory_limit_of(impl_->options); }
+
+void SessionModel::set_keep(std::optional<StageSet> stages) {
+  Impl& m = *impl_;
+  m.options.keep = std::move(stages);
+  ++m.revision;
+  m.recompute();
+}
 
 void SessionModel::edit(Session next, std::string label, std::string merge_key) {
   Impl& m = *impl_;
@@ -313,6 +331,7 @@ void SessionModel::reset(Session s) {
   m.trace.reset();
   m.trace_session = Session{};
   m.error.reset();
+  m.options.keep.reset();  // the learner chooses again what to keep of another document
   m.set_current(std::move(s), ++m.last_content);
   m.saved_content = m.content;
 }

@@ -53,6 +53,16 @@ class SessionModel {
   bool computing() const;
   float progress() const;  // of the background computation, 0..1
 
+  // The (B, h, Lq, Lk) stages computations keep (ComputeOptions::keep); unset keeps
+  // every stage, as the model starts. A session whose whole trace is over the memory
+  // limit fails with TooLarge; keeping only what the view shows lets it compute.
+  const std::optional<StageSet>& keep() const;
+  // Recomputes the current session keeping only `stages` (not an undo step; bumps
+  // revision()). Unset, or any session whose whole trace fits the memory limit (now
+  // or after a later edit), keeps every stage again.
+  void set_keep(std::optional<StageSet> stages);
+  Index memory_limit() const;  // bytes: the options' limit or default_memory_limit()
+
   // Replaces the session with an edited copy: one undo step, except that
   // consecutive edits with the same non-empty merge_key (a drag) merge into one.
   void edit(Session next, std::string label, std::string merge_key = {});
@@ -66,7 +76,7 @@ class SessionModel {
   std::string undo_label() const;
   std::string redo_label() const;
 
-  // A new document (open, new): clears the history.
+  // A new document (open, new): clears the history and keeps every stage again.
   void reset(Session s);
 
   // Once per frame: picks up a finished background computation. True when the

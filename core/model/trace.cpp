@@ -33,6 +33,20 @@ std::optional<Stage> stage_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<StageSet> square_stages_from_names(const std::string& comma_list) {
+  StageSet keep;
+  size_t start = 0;
+  while (start <= comma_list.size()) {
+    const size_t end = std::min(comma_list.find(',', start), comma_list.size());
+    const auto stage = stage_from_name(comma_list.substr(start, end - start));
+    if (!stage || std::find(kSquareStages.begin(), kSquareStages.end(), *stage) == kSquareStages.end())
+      return std::nullopt;
+    keep.set(static_cast<size_t>(*stage));
+    start = end + 1;
+  }
+  return keep;
+}
+
 bool Trace::any_fully_masked() const {
   return std::any_of(fully_masked_rows.begin(), fully_masked_rows.end(),
                      [](unsigned char f) { return f != 0; });

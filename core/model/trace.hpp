@@ -51,6 +51,10 @@ inline StageSet stage_set(std::initializer_list<Stage> stages) {
 constexpr std::array<Stage, 6> kSquareStages = {Stage::Scores,  Stage::Scaled,  Stage::Biased,
                                                 Stage::Masked, Stage::Weights, Stage::Dropped};
 
+// "weights,scores" -> those stages; only the (B, h, Lq, Lk) ones can be left out (ComputeOptions::keep).
+// Null for a name that is not one of them.
+std::optional<StageSet> square_stages_from_names(const std::string& comma_list);
+
 constexpr bool always_present(Stage s) { return static_cast<int>(s) <= static_cast<int>(Stage::Output); }
 
 const char* stage_name(Stage s);                        // "q", "scores", ...
@@ -106,8 +110,9 @@ struct Trace {
   // The stage scores read for Q and K: the rotated ones with RoPE.
   Stage scored_q() const { return has(Stage::QRot) ? Stage::QRot : Stage::Q; }
   Stage scored_k() const { return has(Stage::KRot) ? Stage::KRot : Stage::K; }
-  // The stage the mask is applied to: biased with ALiBi, else scaled.
-  Stage before_mask() const { return has(Stage::Biased) ? Stage::Biased : Stage::Scaled; }
+  // The stage the mask is applied to: biased with ALiBi, else scaled (whether or not
+  // the trace kept it, ComputeOptions::keep).
+  Stage before_mask() const { return alibi_slopes.empty() ? Stage::Scaled : Stage::Biased; }
   TensorPtr stage_ptr(Stage s) const { return stages[static_cast<int>(s)]; }
   const StageSummary* summary(Stage s) const { return summaries[static_cast<int>(s)].get(); }
   bool any_fully_masked() const;

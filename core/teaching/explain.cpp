@@ -94,6 +94,23 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
                       "] of batch item " + std::to_string(cell.batch) + ", head " + std::to_string(cell.head) +
                       " in stage " + stage_name(cell.stage) + " (" + shape_string(stage.shape) + ")");
 
+  // The (B, h, Lq, Lk) stage this cell is computed from, absent when the trace did not keep
+  // it (ComputeOptions::keep); an average over heads reads only its own stage.
+  if (!per_head || cell.head >= 0) {
+    std::optional<Stage> from;
+    if (cell.stage == Stage::Scaled) from = Stage::Scores;
+    if (cell.stage == Stage::Biased) from = Stage::Scaled;
+    if (cell.stage == Stage::Masked) from = trace.before_mask();
+    if (cell.stage == Stage::Weights) from = Stage::Masked;
+    if (cell.stage == Stage::Dropped) from = Stage::Weights;
+    if (cell.stage == Stage::Context) from = Stage::Dropped;
+    if (from && !trace.has(*from))
+      return Error{ErrorCode::InvalidConfig,
+                   std::string("this cell is computed from stage ") + stage_name(*from) +
+                       ", which was not kept to save memory; keep it to see the sum",
+                   {{"not_kept", stage_name(*from)}}};
+  }
+
   Explanation e;
   e.cell = cell;
   e.d_k = d.d_k;

@@ -136,7 +136,9 @@ struct Explanation {
 constexpr Index kExplainMaxTerms = 8;
 
 // `session` must be the one the trace was computed from (Trace doesn't keep
-// x or the weights). Errors name the cell and the trace's dims.
+// x or the weights). Errors name the cell and the trace's dims; a cell whose input
+// stage the trace did not keep (ComputeOptions::keep) gets one with the param
+// not_kept = that stage's name.
 Result<Explanation> explain_cell(const Trace& trace, const Session& session,
                                  const CellAddress& cell, Index max_terms = kExplainMaxTerms);
 

@@ -68,6 +68,7 @@ std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t
     if (q.kind == QuizKind::Argmax) {
       q.stage = Stage::Weights;
       q.head = draw(d.heads);
+      if (!trace.has(Stage::Weights)) continue;  // a lean trace (ComputeOptions::keep) without them
       auto [best, lead] = row_argmax(trace, q.batch, q.head, q.row);
       if (lead < 0.02f) continue;
       q.answer_key = best;
@@ -76,6 +77,7 @@ std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t
     }
     q.stage = value_stages[draw(5)];
     q.head = per_head(q.stage) ? draw(d.heads) : 0;
+    if (!trace.has(q.stage)) continue;  // not kept: ask about a stage on screen
     const Tensor& stage = trace.stage(q.stage);
     q.col = draw(stage.cols());
     const bool key_by_key = q.stage == Stage::Scores || q.stage == Stage::Scaled || q.stage == Stage::Weights;

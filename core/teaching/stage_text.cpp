@@ -320,7 +320,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                                                    : "S′ = S / √d_k";
       if (f.scale != ScaleMode::SqrtDk) add(base + ".explain" + mode);
       add(base + ".why");
-      if (trace) {
+      if (trace && trace->has(Stage::Scores)) {  // a lean trace may not have kept them (ComputeOptions::keep)
         const double raw = variance_of(trace->stage(Stage::Scores));
         params.insert(params.end(), {{"var_raw", lab_number(raw)},
                                      {"var_scaled", lab_number(raw * trace->scale * trace->scale)},

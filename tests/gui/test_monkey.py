@@ -4,13 +4,18 @@ largest (seed-000-usage). It fails when the app aborts or crashes, prints a
 sanitizer report, or no longer answers at the end (a key press must still move
 nor save its session and close cleanly on SIGTERM).
 
-  test_monkey.py BINARY SOURCE_DIR [--seconds-per-preset N] [--seed S] [--presets a,b,...]
+  test_monkey.py BINARY SOURCE_DIR [--seconds-per-preset N] [--seed S] [--presets a,b,...] [--lean]
+
+--lean starts each preset too large to keep whole (--memory-limit one byte below its
+trace) keeping only the weights (--keep weights), so the input meets the "not kept"
+notes and the buttons that keep more (test_monkey_lean.py).
 
 CI runs ~12 s per preset; tools/monkey.sh runs it for longer. A clean exit in the
 middle (a random click on File > Quit) starts the app again."""
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -23,6 +28,7 @@ parser.add_argument("source_dir")
 parser.add_argument("--seconds-per-preset", type=float, default=12.0)
 parser.add_argument("--seed", type=int, default=20261123)
 parser.add_argument("--presets", default="default,seed-002-mask-bug,cross-attention,seed-000-usage")
+parser.add_argument("--lean", action="store_true")
 args = parser.parse_args()
 
 out = output_dir("monkey")
@@ -39,8 +45,17 @@ def start(preset, widgets_path, log):
     if os.path.exists(saved):
         os.remove(saved)
     return subprocess.Popen([args.binary, preset, "--lang", "en", "--size", f"{WIDTH}x{HEIGHT}",
-                             "--widgets-out", widgets_path, "--save-on-exit", saved],
+                             "--widgets-out", widgets_path, "--save-on-exit", saved, *lean_args(preset)],
                             stdout=log, stderr=subprocess.STDOUT, cwd=out)
+
+
+def lean_args(preset):
+    """With --lean: a memory limit one byte below the preset's whole trace, keeping the weights."""
+    if not args.lean:
+        return []
+    result = subprocess.run([args.binary, "trace", preset, "--summary"], capture_output=True, text=True, timeout=120)
+    whole = int(re.search(r"^memory: .*\((\d+) bytes\)", result.stdout, re.M).group(1))
+    return ["--memory-limit", str(whole - 1), "--keep", "weights"]
 
 
 def wait_ready(widgets_path):

@@ -168,6 +168,10 @@ void scores_heatmap(AppState& app, const FlashLabState& lab, const FlashStep& st
   spec.name = "flash_lab.scores";
   spec.title = app.i18n.format("flash_lab.scores_title", {{"scaled", lab.scaled_scores}});
   const TensorPtr scores = plain.stage_ptr(Stage::Masked);
+  if (!scores) {  // a lean trace (SessionModel::keep) without the masked scores
+    draw_not_kept(app, stage_set({Stage::Masked}), "flash_lab");
+    return;
+  }
   spec.values = matrix_of(scores, matrix);
   if (plain.mask) spec.mask = matrix_of(plain.mask, s.batch);
   const ValueRange range = app.derived.symmetric_range(scores, matrix, 1, spec.mask.valid() ? &spec.mask : nullptr);

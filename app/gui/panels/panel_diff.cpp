@@ -5,6 +5,7 @@
 
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
+#include "state/view_stages.hpp"
 #include "model/stage_heads.hpp"
 #include "widgets/text_wrap.hpp"
 
@@ -61,8 +62,17 @@ void draw_diff_window(AppState& app) {
     ImGui::TableHeadersRow();
     for (Stage s : kAllStages) {
       const StageDiff& sd = diff.stage(s);
-      if (!sd.difference) continue;  // not in both traces
       const int k = static_cast<int>(s);
+      if (!sd.difference && stage_not_kept(*trace, s)) {  // in the session, not in this lean trace
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(stage_name(s));
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", app.tr("keep.diff_not_kept"));
+        ImGui::TableNextColumn();
+        continue;
+      }
+      if (!sd.difference) continue;  // not in both traces
       if (sd.changed > 0 && first_changed < 0) first_changed = k;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -87,6 +97,11 @@ void draw_diff_window(AppState& app) {
   const Stage stage = static_cast<Stage>(shown);
   const StageDiff& sd = diff.stage(stage);
   ImGui::TextUnformatted(app.i18n.format("teach.diff.showing", {{"stage", stage_name(stage)}}).c_str());
+  if (!sd.difference) {  // not kept (or not in both traces): no difference to draw
+    if (!draw_not_kept(app, stage_set({stage}), "diff")) ImGui::TextDisabled("%s", app.tr("keep.diff_not_kept"));
+    ImGui::End();
+    return;
+  }
   const Dims& d = trace->dims;
   const Index batch = std::clamp<Index>(app.view.batch, 0, d.batch - 1);
   const bool per_head = stage_is_per_head(stage);

@@ -262,6 +262,13 @@ void draw_explain_window(AppState& app) {
   }
   auto explanation = explain_cell(*trace, app.model.trace_session(), *cell);
   if (!explanation) {
+    // A cell whose input stage the trace did not keep: the note and the way to keep it.
+    for (const auto& [key, value] : explanation.error().params)
+      if (key == "not_kept" && stage_from_name(value) && draw_not_kept(app, stage_set({*stage_from_name(value)}), "explain")) {
+        app.widgets.set_fact("explain.kind", "not_kept");
+        ImGui::End();
+        return;
+      }
     wrapped_text(app.i18n.error_message(explanation.error()));
     ImGui::End();
     return;

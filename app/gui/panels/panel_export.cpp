@@ -8,6 +8,7 @@
 #include "io/export_torch.hpp"
 #include "io/matrix_io.hpp"
 #include "panels/panels.hpp"
+#include "state/view_stages.hpp"
 #include "model/stage_heads.hpp"
 #include "teaching/table_text.hpp"
 #include "widgets/heatmap_png.hpp"
@@ -148,7 +149,9 @@ void draw_export_window(AppState& app) {
   if (ImGui::Button((std::string(app.tr("teach.export.trace")) + "###export_trace").c_str()) && trace) {
     // One file per stage and format, named as `attention-lab trace` names the stages.
     std::optional<Error> error;
+    std::string not_kept;  // stages the session has but this trace dropped (SessionModel::keep)
     for (Stage s : kAllStages) {
+      if (stage_not_kept(*trace, s)) not_kept += (not_kept.empty() ? "" : ", ") + kept_stage_name(app, s);
       if (!trace->has(s)) continue;
       if (!error) error = write_file_atomic(export_path(app, std::string("trace.") + stage_name(s) + ".npy"),
                                             npy_bytes(trace->stage(s)));
@@ -156,6 +159,8 @@ void draw_export_window(AppState& app) {
                                             csv_text(trace->stage(s)));
     }
     report(app, error, export_path(app, "trace.*.npy / .csv"));
+    if (!error && !not_kept.empty())
+      t.export_status += " " + app.i18n.format("keep.export_absent", {{"stages", not_kept}});
   }
   app.widgets.add_last_item("export.trace");
   if (ImGui::Button((std::string(app.tr("teach.export.torch")) + "###export_torch").c_str())) {

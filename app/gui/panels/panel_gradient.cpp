@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "panels/panels.hpp"
+#include "state/view_stages.hpp"
 #include "model/stage_heads.hpp"
 #include "teaching/lab_numbers.hpp"
 #include "widgets/text_wrap.hpp"
@@ -86,7 +87,11 @@ const Gradients* current_gradients(AppState& app) {
     g.message.clear();
     const Session& session = app.model.trace_session();
     const LossChoice choice{g.kind, g.batch, g.row, g.col, g.target};
-    if (computes_in_background(session)) {
+    const bool lean = std::any_of(kSquareStages.begin(), kSquareStages.end(),
+                                  [&](Stage s) { return stage_not_kept(*trace, s); });
+    if (lean) {
+      g.message = "keep.gradient_needs_all";  // the backward pass reads every (B, h, Lq, Lk) stage
+    } else if (computes_in_background(session)) {
       g.message = "grad.too_large";
     } else if (!(g.loss = evaluate_loss(*trace, choice))) {
       g.message = "grad.loss_unfit";

@@ -7,6 +7,8 @@
 #include "model/stage_heads.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
+#include "state/view_stages.hpp"
+#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -129,7 +131,7 @@ class HeatmapBuilder {
     spec.name = std::string(stage_name(stage));
     if (is_per_head(stage)) spec.name += head < 0 ? ".avg" : ".h" + std::to_string(head);
     // The mask acts on S′, or with ALiBi on the biased scores B.
-    spec.title = stage == Stage::Masked   ? std::string(trace_.has(Stage::Biased) ? "S″ = B " : "S″ = S′ ") +
+    spec.title = stage == Stage::Masked   ? std::string(!trace_.alibi_slopes.empty() ? "S″ = B " : "S″ = S′ ") +
                                               app_.tr("heatmap.masked_suffix")
                  : stage == Stage::Scaled ? "S′ = " + scaled_scores_symbol(session_, "S")
                                           : stage_title(app_, stage);
@@ -327,11 +329,19 @@ void draw_enlarged(AppState& app, HeatmapSpec spec) {
 
 void draw_heatmaps(AppState& app) {
   auto trace_ptr = app.model.trace();
+  // Too large to keep whole: the reason, and the way to see this view anyway.
+  if (app.model.error() && app.model.error()->code == ErrorCode::TooLarge) {
+    wrapped_text_colored(ImVec4(1.0f, 0.35f, 0.35f, 1.0f), app.i18n.error_message(*app.model.error()));
+    app.widgets.add_last_item("heatmaps.too_large");
+    draw_keep_offer(app, "heatmaps");
+  }
   if (!trace_ptr) {
     ImGui::TextWrapped("%s", app.tr("heatmap.no_trace"));
     return;
   }
   const Trace& trace = *trace_ptr;
+  // This step's stages that the trace did not keep: said so, with the way to keep them.
+  draw_not_kept(app, stages_step_shows(app.model.session(), app.view.step), "heatmaps");
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();

@@ -81,7 +81,8 @@ float cell(const Trace& trace, Stage stage, Index row, Index col) {
 }
 
 // The numbers a lesson's text may quote, read from the trace at the lesson's cell.
-Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& session) {
+// `not_kept` stands for a value of a stage the trace did not keep (SessionModel::keep).
+Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& session, const std::string& not_kept) {
   const Dims& d = trace.dims;
   const Index r = std::min(lesson.pin_row, d.len_q - 1);
   const Index c = std::min(lesson.pin_col, d.len_kv - 1);
@@ -89,6 +90,9 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
   std::string q_row = "[";
   for (Index j = 0; j < d.d_k; ++j) q_row += (j ? ", " : "") + lab_number(cell(trace, Stage::Q, r, j));
   q_row += "]";
+  auto value = [&](Stage stage, Index row, Index col) {
+    return trace.has(stage) ? lab_number(cell(trace, stage, row, col)) : not_kept;
+  };
   return {{"d_model", std::to_string(d.d_model)},
           {"d_k", std::to_string(d.d_k)},
           {"h", std::to_string(d.heads)},
@@ -101,11 +105,11 @@ Params lesson_params(const Lesson& lesson, const Trace& trace, const Session& se
           {"q_tok", token(session.tokens, r)},
           {"k_tok", token(key_tokens, c)},
           {"q_row", q_row},
-          {"score", lab_number(cell(trace, Stage::Scores, r, c))},
-          {"scaled", lab_number(cell(trace, Stage::Scaled, r, c))},
-          {"masked", lab_number(cell(trace, Stage::Masked, r, c))},
-          {"weight", lab_number(cell(trace, Stage::Weights, r, c))},
-          {"context", lab_number(cell(trace, Stage::Context, r, 0))}};
+          {"score", value(Stage::Scores, r, c)},
+          {"scaled", value(Stage::Scaled, r, c)},
+          {"masked", value(Stage::Masked, r, c)},
+          {"weight", value(Stage::Weights, r, c)},
+          {"context", value(Stage::Context, r, 0)}};
 }
 
 const LookBackStart& look_back(LessonState& state) {
@@ -355,7 +359,7 @@ void draw_lessons(AppState& app) {
     std::string text_key = base + ".text" + variant;
     Params params;
     if (shown && lesson.kind != LessonKind::Tour) std::tie(text_key, params) = look_back_text(app, state, lesson, *trace);
-    else if (shown) params = lesson_params(lesson, *trace, session);
+    else if (shown) params = lesson_params(lesson, *trace, session, app.tr("keep.value_not_kept"));
     if (shown) add_path_params(lesson, *trace, params);
     wrapped_text_colored(kFormulaColour, app.i18n.format(base + ".title" + variant, params));
     const std::string lines = shown ? wrapped_text(app.i18n.format(text_key, params))

@@ -14,7 +14,7 @@ Index estimated_bytes(const AppState& app) {
   static Index bytes = 0;
   if (revision != app.model.revision()) {
     revision = app.model.revision();
-    auto estimate = estimate_trace_bytes(app.model.session());
+    auto estimate = estimate_trace_bytes(app.model.session(), app.model.keep());
     bytes = estimate ? *estimate : 0;
   }
   return bytes;
@@ -47,6 +47,7 @@ void show_error_if_from(AppState& app, const std::string& control) {
   wrapped_text(app.i18n.error_message(*error));
   ImGui::PopStyleColor();
   app.widgets.add_last_item("error");
+  draw_keep_offer(app, control);
 }
 
 void draw_status_bar(AppState& app) {
@@ -68,6 +69,7 @@ void draw_status_bar(AppState& app) {
         {"ms", lab_number(trace->compute_ms)},
         {"size", bytes_text(trace->memory_bytes)}}).c_str());
   }
+  draw_kept_note(app);
   forget_missing_pin(app);
   if (app.view.pinned) {
     ImGui::SameLine();

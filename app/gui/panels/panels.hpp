@@ -25,6 +25,16 @@ void handle_shortcuts(AppState& app);
 // The error of the latest edit, in red, if it was made by `control`.
 void show_error_if_from(AppState& app, const std::string& control);
 
+// panel_keep.cpp, a session too large to keep whole (SessionModel::keep, state/view_stages.hpp):
+// beside a TooLarge error the button keeping only what this view needs (`place` names its
+// widget); where the trace did not keep some of `stages`, one note naming them and a button
+// keeping them too (true when drawn); the status line's list of stages not kept; a stage's
+// name for these notes.
+void draw_keep_offer(AppState& app, const std::string& place);
+bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& place);
+void draw_kept_note(AppState& app);
+std::string kept_stage_name(const AppState& app, Stage stage);
+
 // The main window: lays the panels out; called once per frame.
 void draw_main_window(AppState& app);
 

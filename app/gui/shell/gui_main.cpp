@@ -359,7 +359,11 @@ int main(int argc, char** argv) {
   StartDocument start = load_start_document(source);
   if (start.problem) std::fprintf(stderr, "attention-lab: %s\n", start.problem->message.c_str());
   if (start.problem && start.path.empty() && options.screenshot) return 1;  // a picture of the wrong session helps no one
-  auto app = std::make_unique<AppState>(std::move(start.session));
+  ComputeOptions compute;
+  compute.memory_limit_bytes = options.memory_limit;
+  auto app = std::make_unique<AppState>(std::move(start.session), compute);
+  // With the weights always: the token lines, the heads view and the labs read them (view_stages.hpp).
+  if (options.keep) app->model.set_keep(*options.keep | stage_set({Stage::Weights}));
   app->options = options;
   std::vector<std::string> warnings;
   app->i18n.load(&warnings);

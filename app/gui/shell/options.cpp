@@ -29,6 +29,11 @@ const char* usage_text() {
          "       --slide-width W with --export-heatmap: a slide picture W pixels wide instead (title,\n"
          "                  token labels, the numbers when they fit, colour bar with its range)\n"
          "       --quiz-hide stage|cell: the quiz hides the whole stage (default) or only the asked cell\n"
+         "       --memory-limit BYTES refuses traces over BYTES (default: a share of the machine's memory), so\n"
+         "                  a small session can show what a too-large one does\n"
+         "       --keep STAGES keeps only these (B, h, Lq, Lk) stages, comma-separated (scores, scaled,\n"
+         "                  biased, masked, weights, dropped) and the weights, while the whole trace is\n"
+         "                  over the limit\n"
          "       <preset | session.json> --frame-stats [out.json] [--frames N] measures idle-redraw fps,\n"
          "                  fps while head 0's weights are enlarged, zoomed and panned (a scripted wheel\n"
          "                  and drag), fps while an edit is recomputed every frame, edit->visible latency\n"
@@ -135,6 +140,14 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     } else if (arg == "--quiz-hide") {
       if (!value(&text) || (text != "stage" && text != "cell")) return "--quiz-hide takes stage or cell";
       options->quiz_hide_cell = text == "cell";
+    } else if (arg == "--memory-limit") {
+      char* end = nullptr;
+      const long long bytes = value(&text) ? std::strtoll(text.c_str(), &end, 10) : 0;
+      if (text.empty() || *end != '\0' || bytes < 1) return "--memory-limit takes a number of bytes (1 or more)";
+      options->memory_limit = static_cast<Index>(bytes);
+    } else if (arg == "--keep") {
+      if (!value(&text) || !(options->keep = square_stages_from_names(text)))
+        return "--keep takes scores, scaled, biased, masked, weights or dropped, comma-separated";
     } else if (arg == "--lesson") {
       if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
         return "--lesson takes a step number (1, 2, ...)";

@@ -48,6 +48,8 @@ struct Options {
   std::string heatmap_out;       // ... to --heatmap-out FILE.png when it is drawn
   int slide_width = 0;           // --slide-width W: as a slide picture W pixels wide
   bool quiz_hide_cell = false;   // --quiz-hide cell: the quiz covers one cell instead of the stage
+  Index memory_limit = 0;        // --memory-limit BYTES: the traces' limit (0: the machine's default; tests)
+  std::optional<StageSet> keep;  // --keep STAGES: keep only these (B, h, Lq, Lk) stages while over the limit
 };
 
 // A cell of a heatmap on screen: which heatmap (its widget name) and where.
@@ -108,7 +110,7 @@ struct ViewState {
 };
 
 struct AppState {
-  explicit AppState(Session initial) : model(std::move(initial)) {}
+  explicit AppState(Session initial, ComputeOptions compute = {}) : model(std::move(initial), std::move(compute)) {}
 
   Options options;
   std::string document;      // what was opened, for the title
