@@ -25,23 +25,7 @@ failures = Failures()
 rng = np.random.default_rng(16)
 
 B, L, D, H = 1, 6, 8, 2
-
-
-def matrix(rows, cols, scale=1.0):
-    return (rng.normal(size=(rows, cols)) * scale).round(2).tolist()
-
-
-SESSION = {
-    "format": "attention-lab/session", "version": 1,
-    "config": {"mode": "projection", "attention": "self", "d_model": D, "num_heads": H,
-               "bias": True, "scale": "sqrt_dk", "mask": {"causal": True}, "mask_fill": "-inf",
-               "dropout": {"p": 0.0, "training": False, "seed": 0}},
-    "tokens": [f"t{i}" for i in range(L)],
-    "x": [matrix(L, D)],
-    "weights": {"layout": "math",
-                **{f"w_{n}": matrix(D, D, 1.2) for n in "qkvo"},
-                **{f"b_{n}": matrix(1, D, 0.8)[0] for n in "qkvo"}},
-}
+SESSION = wu.random_session(rng, L, D, H, causal=True)
 
 
 def trace_bytes(square_stages):

@@ -29,26 +29,6 @@ failures = Failures()
 rng = np.random.default_rng(41)
 
 
-def matrix(rows, cols, scale=1.0):
-    return (rng.normal(size=(rows, cols)) * scale).round(2).tolist()
-
-
-def session(length, d_model, heads, causal, **config):
-    s = {
-        "format": "attention-lab/session", "version": 1,
-        "config": {"mode": "projection", "attention": "self", "d_model": d_model, "num_heads": heads,
-                   "bias": True, "scale": "sqrt_dk", "mask": {"causal": causal}, "mask_fill": "-inf",
-                   "dropout": {"p": 0.0, "training": False, "seed": 0}},
-        "tokens": [f"t{i}" for i in range(length)],
-        "x": [matrix(length, d_model)],
-        "weights": {"layout": "math",
-                    **{f"w_{n}": matrix(d_model, d_model, 1.2) for n in "qkvo"},
-                    **{f"b_{n}": matrix(1, d_model, 0.8)[0] for n in "qkvo"}},
-    }
-    s["config"].update(config)
-    return s
-
-
 def check_weights(app, label, saved, previous=None):
     """Every head's weights heatmap against the reference; returns the values (h, Lq, Lk)."""
     values = wu.session_stages(saved)["weights"][0]
@@ -70,7 +50,7 @@ def positional(saved):
 
 # Run 1: Settings.
 L, D, H = 5, 16, 4  # d_k 4: two RoPE pairs, so the pairing and the base matter
-start = session(L, D, H, causal=True)
+start = wu.random_session(rng, L, D, H, causal=True)
 app = wu.Wiring(binary, start, out, "settings", failures, ["--stage", "weights"])
 try:
     shown = check_weights(app, "start", app.save())
@@ -150,7 +130,7 @@ finally:
 
 # Run 2: the mask painter's window and global-token tools.
 L2 = 5
-app = wu.Wiring(binary, session(L2, 4, 2, causal=False), out, "mask-tools", failures,
+app = wu.Wiring(binary, wu.random_session(rng, L2, 4, 2, causal=False), out, "mask-tools", failures,
                 ["--stage", "weights", "--tab", "mask"])
 
 
@@ -189,12 +169,12 @@ finally:
 
 # Run 3: the decode window on grouped-query heads with RoPE and a window of 3.
 L3, H3 = 6, 4
-decoded = session(L3, 8, H3, causal=True, num_kv_heads=2, positional={"type": "rope"})
+decoded = wu.random_session(rng, L3, 8, H3, causal=True, num_kv_heads=2, positional={"type": "rope"})
 decoded["config"]["mask"]["window"] = 3
-decoded["weights"]["w_k"] = matrix(8, 4, 1.2)
-decoded["weights"]["w_v"] = matrix(8, 4, 1.2)
-decoded["weights"]["b_k"] = matrix(1, 4, 0.8)[0]
-decoded["weights"]["b_v"] = matrix(1, 4, 0.8)[0]
+decoded["weights"]["w_k"] = wu.random_matrix(rng, 8, 4, 1.2)
+decoded["weights"]["w_v"] = wu.random_matrix(rng, 8, 4, 1.2)
+decoded["weights"]["b_k"] = wu.random_matrix(rng, 1, 4, 0.8)[0]
+decoded["weights"]["b_v"] = wu.random_matrix(rng, 1, 4, 0.8)[0]
 app = wu.Wiring(binary, decoded, out, "decode", failures, ["--open", "decode"])
 try:
     reference = wu.session_stages(decoded)["weights"][0, 0]  # head 0, (Lq, Lk)
@@ -219,10 +199,10 @@ finally:
     app.kill()
 
 # Run 4: a cross session cannot be decoded (中文).
-cross = session(3, 4, 2, causal=False)
+cross = wu.random_session(rng, 3, 4, 2, causal=False)
 cross["config"]["attention"] = "cross"
 cross["x_q"] = cross.pop("x")
-cross["x_kv"] = [matrix(4, 4)]
+cross["x_kv"] = [wu.random_matrix(rng, 4, 4)]
 app = wu.Wiring(binary, cross, out, "decode-cross-zh", failures, ["--open", "decode"], lang="zh")
 try:
     app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "labs.decode.refused" in s["widgets"],
@@ -242,7 +222,7 @@ finally:
 
 # Run 5: the RoPE window in both languages.
 for lang in ("en", "zh"):
-    roped = session(4, 8, 2, causal=True, positional={"type": "rope", "rope_base": 50})
+    roped = wu.random_session(rng, 4, 8, 2, causal=True, positional={"type": "rope", "rope_base": 50})
     app = wu.Wiring(binary, roped, out, "rope-" + lang, failures, ["--open", "rope"], lang=lang)
     try:
         state = app.wait_for(lambda s: "labs.rope.plot" in s["widgets"] and s.get("labs.rope.source") == "session",

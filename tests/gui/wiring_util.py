@@ -141,6 +141,28 @@ class Wiring(App):
         return state, pixels
 
 
+def random_matrix(rng, rows, cols, scale=1.0):
+    """(rows, cols) normal numbers rounded to 2 decimals, as a session file holds them."""
+    return (rng.normal(size=(rows, cols)) * scale).round(2).tolist()
+
+
+def random_session(rng, length, d_model, heads, causal, **config):
+    """A projection-mode self-attention session, one batch item, random X, weights and biases."""
+    s = {
+        "format": "attention-lab/session", "version": 1,
+        "config": {"mode": "projection", "attention": "self", "d_model": d_model, "num_heads": heads,
+                   "bias": True, "scale": "sqrt_dk", "mask": {"causal": causal}, "mask_fill": "-inf",
+                   "dropout": {"p": 0.0, "training": False, "seed": 0}},
+        "tokens": [f"t{i}" for i in range(length)],
+        "x": [random_matrix(rng, length, d_model)],
+        "weights": {"layout": "math",
+                    **{f"w_{n}": random_matrix(rng, d_model, d_model, 1.2) for n in "qkvo"},
+                    **{f"b_{n}": random_matrix(rng, 1, d_model, 0.8)[0] for n in "qkvo"}},
+    }
+    s["config"].update(config)
+    return s
+
+
 def session_stages(session):
     """Every stage of a saved session, float64 numpy arrays in trace shapes."""
     return {k: v.numpy() for k, v in reference.stages(session).items()}
