@@ -2,10 +2,13 @@
 // A dense float32 tensor in C order (row-major), with a 2-D matrix view of its
 // trailing two dimensions. Everything the core stores is one of these.
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace al {
@@ -15,17 +18,41 @@ using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using MatrixMap = Eigen::Map<Matrix>;
 using ConstMatrixMap = Eigen::Map<const Matrix>;
 
+// std::allocator, except that resize() leaves new floats uninitialised instead of writing zeros:
+// a stage is written whole by the kernels, and their threads, not one zero-filling thread, then
+// fault its fresh pages in.
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using FloatBuffer = std::vector<float, UninitialisedAllocator<float>>;
+
 struct Tensor {
   std::vector<Index> shape;  // e.g. {B, h, L, d_k}
-  std::vector<float> data;   // C order, size == product(shape)
+  FloatBuffer data;          // C order, size == product(shape)
 
   Tensor() = default;
   explicit Tensor(std::vector<Index> shape_, float fill = 0.0f);
-  Tensor(std::vector<Index> shape_, std::vector<float> data_);
+  Tensor(std::vector<Index> shape_, FloatBuffer data_);
+  Tensor(std::vector<Index> shape_, const std::vector<float>& values);
+  Tensor(std::vector<Index> shape_, std::initializer_list<float> values);
   // For a tensor the caller overwrites whole before reading it (the stages of
-  // a trace). Its values start at 0 (std::vector value-initialises); a large
-  // one is put on transparent huge pages first, so filling it takes 512 times
-  // fewer page faults and reading it fewer TLB misses.
+  // a trace): its values are unspecified, and its pages are not touched until
+  // the caller writes them.
   static Tensor for_overwrite(std::vector<Index> shape_);
 
   Index rank() const { return static_cast<Index>(shape.size()); }
@@ -49,6 +76,12 @@ struct Tensor {
 };
 
 using TensorPtr = std::shared_ptr<const Tensor>;
+
+// The same floats in the same order, whichever allocator holds them.
+inline bool operator==(const FloatBuffer& a, const std::vector<float>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+inline bool operator==(const std::vector<float>& a, const FloatBuffer& b) { return b == a; }
 
 // "2x3x4" — used in every error message that names a shape.
 std::string shape_string(const std::vector<Index>& shape);

@@ -83,12 +83,12 @@ Reuse decide_reuse(const Plan& now, const Plan* before) {
 
 // Buffers of freed stages, handed to the next computation that needs a stage
 // of exactly that many floats. A fresh 128 MiB stage costs tens of ms of page
-// faults and zero-filling before any computing (a third of the time at L >= 1024);
-// a recycled one is resident already, and its old values are all overwritten.
+// faults (a third of the time at L >= 1024); a recycled one is resident already,
+// and its old values are all overwritten.
 class StageRecycler {
  public:
   // Smaller buffers come from malloc's heap cheaply (L = 128's 512 KiB stages still
-  // cost 1 ms of allocating and zeroing: recycled, they cost nothing).
+  // cost 1 ms of page faults: recycled, they cost nothing).
   static constexpr Index kMinFloats = Index{1} << 14;  // 64 KiB
 
   static StageRecycler& instance() {
@@ -98,7 +98,7 @@ class StageRecycler {
 
   // Keeps only buffers of the given sizes (one each at most as many times as listed).
   void keep_only(std::vector<Index> sizes) {
-    std::vector<std::vector<float>> dropped;  // freed outside the lock
+    std::vector<FloatBuffer> dropped;  // freed outside the lock
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = free_.begin(); it != free_.end();) {
       auto wanted = std::find(sizes.begin(), sizes.end(), static_cast<Index>(it->size()));
@@ -113,18 +113,18 @@ class StageRecycler {
   }
 
   // A buffer of exactly `count` floats with unspecified values, or an empty one.
-  std::vector<float> take(Index count) {
+  FloatBuffer take(Index count) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = free_.begin(); it != free_.end(); ++it)
       if (static_cast<Index>(it->size()) == count) {
-        std::vector<float> buffer = std::move(*it);
+        FloatBuffer buffer = std::move(*it);
         free_.erase(it);
         return buffer;
       }
     return {};
   }
 
-  void give_back(std::vector<float>&& buffer) {
+  void give_back(FloatBuffer&& buffer) {
     if (static_cast<Index>(buffer.size()) < kMinFloats) return;
     std::lock_guard<std::mutex> lock(mutex_);
     // At most one trace's worth: a trace has at most kStageCount stages.
@@ -132,21 +132,21 @@ class StageRecycler {
   }
 
   void clear() {
-    std::vector<std::vector<float>> dropped;
+    std::vector<FloatBuffer> dropped;
     std::lock_guard<std::mutex> lock(mutex_);
     dropped.swap(free_);
   }
 
  private:
   std::mutex mutex_;
-  std::vector<std::vector<float>> free_;
+  std::vector<FloatBuffer> free_;
 };
 
 // A stage tensor whose buffer goes back to the recycler when the last trace holding it is freed.
 std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
   const Index count = shape_product(shape);
-  std::vector<float> buffer =
-      count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : std::vector<float>{};
+  FloatBuffer buffer =
+      count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : FloatBuffer{};
   Tensor* tensor = buffer.empty() ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
   return std::shared_ptr<Tensor>(tensor, [](Tensor* t) {
     StageRecycler::instance().give_back(std::move(t->data));
@@ -154,28 +154,14 @@ std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
   });
 }
 
-// Allocates the listed stages on all threads (fresh pages are faulted in and
-// zero-filled by whichever thread allocates them).
+// Allocates the listed stages, touching none of their fresh pages (FloatBuffer): the kernels'
+// threads fault them in as they write them, on both cores.
 void allocate_together(const std::vector<int>& which, const std::array<std::vector<Index>, kStageCount>& shapes,
                        std::array<std::shared_ptr<Tensor>, kStageCount>& out) {
-  constexpr Index kParallelBytes = Index{16} << 20;
-  Index bytes = 0;
   std::vector<Index> sizes;
-  for (int i : which) {
-    sizes.push_back(shape_product(shapes[i]));
-    bytes += sizes.back() * static_cast<Index>(sizeof(float));
-  }
+  for (int i : which) sizes.push_back(shape_product(shapes[i]));
   StageRecycler::instance().keep_only(sizes);
-  std::atomic<bool> failed{false};
-#pragma omp parallel for schedule(dynamic, 1) if (bytes > kParallelBytes)
-  for (size_t k = 0; k < which.size(); ++k) {
-    try {  // an exception must not leave an OpenMP region
-      out[which[k]] = recycled_stage(shapes[which[k]]);
-    } catch (const std::bad_alloc&) {
-      failed = true;
-    }
-  }
-  if (failed) throw std::bad_alloc();
+  for (int i : which) out[i] = recycled_stage(shapes[i]);
 }
 
 // The reuse decide_reuse allows, given what `previous` holds and what this trace keeps

@@ -46,7 +46,7 @@ Session projection(Index d, Index heads, Index len = 3) {
   return s;
 }
 
-std::vector<float> values(const TensorPtr& t) { return t->data; }
+std::vector<float> values(const TensorPtr& t) { return {t->data.begin(), t->data.end()}; }
 
 }  // namespace
 

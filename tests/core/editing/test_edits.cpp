@@ -236,7 +236,7 @@ TEST_CASE("with_sizes keeps the overlapping values") {
   }
   SUBCASE("a 2-D (L, d) input stays 2-D at B = 1 and gains a batch axis for B > 1") {
     Session flat = s;
-    flat.x = make_tensor(Tensor({3, 4}, std::vector<float>(s.x->data)));
+    flat.x = make_tensor(Tensor({3, 4}, s.x->data));
     CHECK(with_sizes(flat, 1, 4, 4, 4).x->shape == std::vector<Index>{4, 4});
     const Session batched = with_sizes(flat, 2, 3, 3, 4);
     REQUIRE(batched.x->shape == std::vector<Index>{2, 3, 4});
