@@ -90,8 +90,9 @@ void FullTraceSummarized(benchmark::State& state) {
   time_full_trace(state, options);
 }
 
-// FullTrace without recycling: the stages' pages are faulted in (on huge pages)
-// every time, as a first computation or a change of sizes does.
+// FullTrace without recycling: the stages' pages are faulted in (by the kernels'
+// threads, on huge pages unless the host takes free memory back) every time, as a
+// first computation or a change of sizes does.
 void FullTraceCold(benchmark::State& state) {
   const al::Session& s = cached_session(state.range(0));
   for (auto _ : state) {
@@ -217,13 +218,14 @@ void Seed000(benchmark::State& state, bool flash) {
   }
 }
 
-// The machine's GEMM rate for the floor of bench/report.py: (rows, 512) · (512, 512) in 64-row
-// blocks over the OpenMP team, as the projections run, with Eigen's kernels in the copy the
-// trace uses (AVX2 where the CPU has it). report.py takes the larger of this and OpenBLAS's rate
+// The machine's GEMM rate for the floor of bench/report.py: (rows, 512) · (512, 512) in row
+// blocks over the OpenMP team, as the projections run, with the trace's own kernel
+// (numerics/panel_gemm.hpp) in the copy the trace uses (AVX2 where the CPU has it). report.py takes the larger of this and OpenBLAS's rate
 // (torch.mm in the peer), so the floor is the best GEMM this machine has.
 void GemmRate(benchmark::State& state) {
   const al::Index rows = state.range(0), d = al::bench::kDModel;
-  const al::Tensor a = al::random_normal({rows, d}, 1, 1.0), b = al::random_normal({d, d}, 2, 1.0);
+  const al::Tensor a = al::random_normal({rows, d}, 1, 1.0);
+  const al::TensorPtr b = al::make_tensor(al::random_normal({d, d}, 2, 1.0));
   al::Tensor c({rows, d});
   for (auto _ : state) {
     al::detail::multiply_rows(a, b, nullptr, c);

@@ -9,8 +9,9 @@
 #include <mutex>
 
 #include "numerics/kernel_dispatch.hpp"
-#include "numerics/positions.hpp"
 #include "numerics/packet_exp.hpp"
+#include "numerics/panel_gemm.hpp"
+#include "numerics/positions.hpp"
 
 namespace al::detail {
 
@@ -46,7 +47,7 @@ void for_each_task(Index count, bool parallel, const Progress& progress, float f
 // targets among Q, K, V: d_model columns for Q, H_kv·d_k for K and V.
 struct ProjectionJob {
   const Tensor* input = nullptr;   // (B, L, d_model)
-  const Tensor* weight = nullptr;  // (d_model, n), null in direct mode
+  TensorPtr weight;                // (d_model, n), null in direct mode
   const Tensor* bias = nullptr;    // (n) or null
   Index column = 0, width = 0;     // the weight's column block [column, column + width)
   Index length = 0;                // L of the input
@@ -69,7 +70,7 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
     if (!jobs.empty() && previous == i - 1 && src.weight) {
       ProjectionJob& last = jobs.back();
       // W_qkv's next column block on the same input: widen the GEMM instead of starting another.
-      if (last.input == src.input.get() && last.weight == src.weight.get() && last.bias == src.bias.get() &&
+      if (last.input == src.input.get() && last.weight == src.weight && last.bias == src.bias.get() &&
           last.column + last.width == src.column) {
         last.width += width;
         last.targets.push_back(targets[i]);
@@ -85,7 +86,7 @@ std::vector<ProjectionJob> projection_jobs(const Plan& plan, const std::array<Te
     }
     ProjectionJob job;
     job.input = src.input.get();
-    job.weight = src.weight.get();
+    job.weight = src.weight;
     job.bias = src.bias.get();
     job.column = src.column;
     job.width = width;
@@ -350,11 +351,14 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   const Index d = dims.d_model;
   const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
-  // Work items: (job, block of block_rows input rows, block of slots).
+  // Work items: (job, block of block_rows input rows, block of slots); `block` is the weight's
+  // columns of the slots.
   struct Task {
     size_t job;
     Index first, slot, slots;
+    size_t block;
   };
+  std::vector<WeightBlock> blocks;
   std::vector<Index> rows_per_job;
   for (const ProjectionJob& job : jobs) rows_per_job.push_back(dims.batch * job.length);
   const Index block_rows = projection_rows(rows_per_job);
@@ -365,11 +369,14 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   for (size_t j = 0; j < jobs.size(); ++j) {
     const Index rows = dims.batch * jobs[j].length, slots = jobs[j].width / dims.d_k;
     const Index per_block = (slots + column_blocks(row_blocks, jobs[j].width) - 1) / column_blocks(row_blocks, jobs[j].width);
-    for (Index first = 0; first < rows; first += block_rows)
-      for (Index slot = 0; slot < slots; slot += per_block)
-        tasks.push_back({j, first, slot, std::min(per_block, slots - slot)});
+    for (Index slot = 0; slot < slots; slot += per_block) {
+      const Index count = std::min(per_block, slots - slot);
+      blocks.push_back({jobs[j].weight, jobs[j].column + slot * dims.d_k, count * dims.d_k, nullptr});
+      for (Index first = 0; first < rows; first += block_rows) tasks.push_back({j, first, slot, count, blocks.size() - 1});
+    }
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
   }
+  pack_weight_blocks(blocks, flops > kParallelFlops);
 
   for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
     const Task& task = tasks[static_cast<size_t>(t)];
@@ -388,10 +395,8 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
     }
     // One buffer per thread, kept across calls: no allocation per work item.
     thread_local Matrix projected;  // (count, width)
-    const StridedConstMap w(job.weight->data.data() + job.column + column, d, width,
-                            Eigen::OuterStride<>(job.weight->cols()));
     projected.resize(count, width);
-    projected.noalias() = x * w;
+    multiply_panels(x.data(), d, count, *blocks[task.block].packed, projected.data(), width);
     if (job.bias)
       projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column + column, width);
     scatter_to_heads(dims, job, projected.data(), width, first, count, task.slot, task.slots);
@@ -551,27 +556,30 @@ void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat) {
                     sizeof(float) * static_cast<size_t>(d_k));
 }
 
-void multiply_rows(const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& c, const Progress& progress,
+void multiply_rows(const Tensor& a, const TensorPtr& b, const Tensor* bias, Tensor& c, const Progress& progress,
                    float from, float to) {
   AL_KERNEL_DISPATCH(trace, multiply_rows, a, b, bias, c, progress, from, to);
-  const Index k = b.rows(), n = b.cols(), rows = a.size() / k;
+  const Index k = b->rows(), n = b->cols(), rows = a.size() / k;
   const Index block_rows = projection_rows({rows}), row_blocks = (rows + block_rows - 1) / block_rows;
   const Index split = column_blocks(row_blocks, n);
   const Index columns = (n + split - 1) / split;  // per task
   const double flops = static_cast<double>(rows) * k * n;
+  std::vector<WeightBlock> blocks;
+  for (Index s = 0; s < split; ++s) blocks.push_back({b, s * columns, std::min(columns, n - s * columns), nullptr});
+  pack_weight_blocks(blocks, flops > kParallelFlops);
   for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
     const Index first = (task / split) * block_rows, count = std::min(block_rows, rows - first);
     const Index column = (task % split) * columns, width = std::min(columns, n - column);
-    using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
-    StridedMap out(c.data.data() + first * n + column, count, width, Eigen::OuterStride<>(n));
-    out.noalias() = ConstMatrixMap(a.data.data() + first * k, count, k) *
-                    StridedConstMap(b.data.data() + column, k, width, Eigen::OuterStride<>(n));
-    if (bias) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias->data.data() + column, width);
+    float* out = c.data.data() + first * n + column;
+    multiply_panels(a.data.data() + first * k, k, count, *blocks[static_cast<size_t>(task % split)].packed, out, n);
+    if (bias)
+      Eigen::Map<Matrix, 0, Eigen::OuterStride<>>(out, count, width, Eigen::OuterStride<>(n)).rowwise() +=
+          Eigen::Map<const Eigen::RowVectorXf>(bias->data.data() + column, width);
   });
 }
 
 void project_output(const Plan& plan, const Tensor& concat, Tensor& output, const Progress& progress) {
-  multiply_rows(concat, *plan.w_o, plan.b_o.get(), output, progress, 0.95f, 1.0f);
+  multiply_rows(concat, plan.w_o, plan.b_o.get(), output, progress, 0.95f, 1.0f);
 }
 
 }  // namespace al::detail

@@ -1,0 +1,158 @@
+#include "numerics/panel_gemm.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace al::detail {
+
+namespace {
+
+using Packet = Eigen::internal::packet_traits<float>::type;
+constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
+constexpr int kPanelPackets = static_cast<int>(kPanelWidth / kLanes);
+// Rows per register tile: 12 accumulators (6 × 2 AVX2 packets, 3 × 4 SSE ones), the panel's
+// packets and one broadcast of A fit the 16 vector registers.
+constexpr int kTileRows = 12 / kPanelPackets;
+// Rows of B per pass over C: a panel's slice (32 KiB) stays in L1 while the tiles of A go by.
+constexpr Index kDepthBlock = 512;
+
+static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
+
+// C[0:Rows, 0:cols] (+)= A[0:Rows, 0:depth] · panel[0:depth, 0:cols]: C is started from zero
+// on the first depth block and continued from its stored value on the next ones, so each
+// element stays one chain over p in order. `cols` < kPanelWidth only in the last panel.
+template <int Rows>
+void multiply_tile(const float* a, Index lda, const float* panel, Index depth, float* c, Index ldc, Index cols,
+                   bool first_block) {
+  using namespace Eigen::internal;
+  Packet acc[Rows][kPanelPackets];
+  float partial[kPanelWidth];
+  for (int i = 0; i < Rows; ++i)
+    for (int q = 0; q < kPanelPackets; ++q) {
+      if (first_block) {
+        acc[i][q] = pset1<Packet>(0.0f);
+      } else if (cols == kPanelWidth) {
+        acc[i][q] = ploadu<Packet>(c + i * ldc + q * kLanes);
+      } else {
+        std::fill(partial, partial + kPanelWidth, 0.0f);
+        std::copy(c + i * ldc, c + i * ldc + cols, partial);
+        acc[i][q] = ploadu<Packet>(partial + q * kLanes);
+      }
+    }
+  for (Index p = 0; p < depth; ++p) {
+    Packet column[kPanelPackets];
+    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * kPanelWidth + q * kLanes);
+    for (int i = 0; i < Rows; ++i) {
+      const Packet x = pset1<Packet>(a[i * lda + p]);
+      for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
+    }
+  }
+  for (int i = 0; i < Rows; ++i) {
+    if (cols == kPanelWidth) {
+      for (int q = 0; q < kPanelPackets; ++q) pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+    } else {
+      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
+      std::copy(partial, partial + cols, c + i * ldc);
+    }
+  }
+}
+
+// The last m % kTileRows rows: a tile of exactly that many.
+template <int Rows = 1>
+void multiply_short_tile(int rows, const float* a, Index lda, const float* panel, Index depth, float* c, Index ldc,
+                         Index cols, bool first_block) {
+  if constexpr (Rows < kTileRows) {
+    if (rows == Rows) return multiply_tile<Rows>(a, lda, panel, depth, c, ldc, cols, first_block);
+    multiply_short_tile<Rows + 1>(rows, a, lda, panel, depth, c, ldc, cols, first_block);
+  }
+}
+
+}  // namespace
+
+void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
+  const Index panels = (n + kPanelWidth - 1) / kPanelWidth;
+  out.k = k;
+  out.n = n;
+  out.data.resize(static_cast<size_t>(panels * k * kPanelWidth));
+  for (Index j = 0; j < panels; ++j) {
+    const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
+    for (Index p = 0; p < k; ++p) {
+      float* row = out.data.data() + (j * k + p) * kPanelWidth;
+      std::memcpy(row, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
+      std::fill(row + cols, row + kPanelWidth, 0.0f);
+    }
+  }
+}
+
+void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc) {
+  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth;
+  if (b.k == 0) {  // an empty sum
+    for (Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + b.n, 0.0f);
+    return;
+  }
+  for (Index p0 = 0; p0 < b.k; p0 += kDepthBlock) {
+    const Index depth = std::min(kDepthBlock, b.k - p0);
+    for (Index j = 0; j < panels; ++j) {
+      const float* panel = b.data.data() + (j * b.k + p0) * kPanelWidth;
+      const Index cols = std::min(kPanelWidth, b.n - j * kPanelWidth);
+      for (Index i = 0; i < m; i += kTileRows) {
+        const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
+        float* tile = c + i * ldc + j * kPanelWidth;
+        if (rows == kTileRows)
+          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0);
+        else
+          multiply_short_tile(rows, a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0);
+      }
+    }
+  }
+}
+
+namespace {
+
+struct CachedWeight {
+  std::weak_ptr<const Tensor> weight;  // expired once the session drops it
+  const Tensor* address;
+  Index column, width;
+  std::shared_ptr<const PanelMatrix> packed;
+};
+// A session's four weights in up to eight column blocks each; the oldest entry goes first.
+constexpr size_t kCachedWeights = 32;
+std::mutex weight_cache_mutex;
+auto& weight_cache = *new std::vector<CachedWeight>;  // never destroyed: computations may end during exit
+
+}  // namespace
+
+std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width) {
+  std::lock_guard<std::mutex> lock(weight_cache_mutex);
+  for (const CachedWeight& e : weight_cache)
+    if (e.address == weight.get() && !e.weight.expired() && e.column == column && e.width == width) return e.packed;
+  return nullptr;
+}
+
+std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width) {
+  if (auto found = find_packed_weight(weight, column, width)) return found;
+  auto packed = std::make_shared<PanelMatrix>();
+  pack_panels(weight->data.data() + column, weight->cols(), weight->rows(), width, *packed);
+  std::lock_guard<std::mutex> lock(weight_cache_mutex);
+  weight_cache.erase(std::remove_if(weight_cache.begin(), weight_cache.end(),
+                                    [](const CachedWeight& e) { return e.weight.expired(); }),
+                     weight_cache.end());
+  if (weight_cache.size() >= kCachedWeights) weight_cache.erase(weight_cache.begin());
+  weight_cache.push_back({weight, weight.get(), column, width, packed});
+  return packed;
+}
+
+void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
+  std::vector<WeightBlock*> missing;
+  for (WeightBlock& b : blocks)
+    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width))) missing.push_back(&b);
+#pragma omp parallel for schedule(dynamic, 1) if (parallel && missing.size() > 1)
+  for (size_t m = 0; m < missing.size(); ++m)
+    missing[m]->packed = packed_weight(missing[m]->weight, missing[m]->column, missing[m]->width);
+}
+
+}  // namespace al::detail

@@ -1,0 +1,53 @@
+#pragma once
+// C = A · B for row-major float matrices, with B packed once into column panels and A read
+// in place: the projections' GEMMs. Eigen's GEMM packs both operands at every call, and
+// packing the weights was 14 % of a trace at L = 64 (16 % with the input); a weight is the B
+// of every row block of every trace of a session, so it is packed once while it lives. (The
+// per-head QKᵀ and ·V stay with Eigen: with K and V packed once per head this kernel was
+// slower there, 2.35 against 1.85 ms at L = 256.) Compiled in each kernel copy
+// (numerics/kernel_dispatch.hpp): the layout is the same in both, the packets are the copy's.
+//
+// Every C element is one chain of fused multiply-adds over p = 0 … k−1 in order, whatever
+// the row or column blocking (fused where the copy has FMA): the same inputs give the same
+// bits on every call.
+#include <memory>
+#include <vector>
+#include "base/tensor.hpp"
+
+namespace al::detail {
+
+// Columns per panel: two AVX2 packets, four SSE ones.
+constexpr Index kPanelWidth = 16;
+
+// B (k, n) as ceil(n / kPanelWidth) panels of (k, kPanelWidth), row after row, zero past n.
+struct PanelMatrix {
+  Index k = 0, n = 0;
+  FloatBuffer data;
+};
+
+// Packs B (k, n), row stride ldb, into `out` (its buffer is reused when large enough).
+void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out);
+
+// C (m, b.n) = A (m, b.k) · B; A and C row-major with row strides lda and ldc.
+void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc);
+
+// The packed form of the column block [column, column + width) of a weight (d, n), kept
+// while the weight lives and reused by every product with it: a session's weights stay the
+// same across most edits. Packs on a miss; safe from any thread.
+std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width);
+// The same, only if it is packed already; else null.
+std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width);
+
+// A column block of a weight and its packed form.
+struct WeightBlock {
+  TensorPtr weight;  // null: nothing to pack (direct mode)
+  Index column = 0, width = 0;
+  std::shared_ptr<const PanelMatrix> packed;
+};
+
+// Fills every block's `packed`, packing those not packed yet (a new session, an edited
+// weight) across the OpenMP team when `parallel`. Hits are looked up on this thread: waking
+// the team costs about 45 µs in our VM, a tenth of a whole trace at L = 64.
+void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel);
+
+}  // namespace al::detail

@@ -1,0 +1,117 @@
+// The projections' GEMM (numerics/panel_gemm.hpp) against an explicit loop in double, on
+// shapes that leave partial register tiles, a partial last panel and several depth blocks;
+// the same bits however the rows and columns are split into calls; and the packed-weight
+// cache, which must never hand out the packing of a weight that is gone.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "base/random.hpp"
+#include "numerics/panel_gemm.hpp"
+
+using namespace al;
+
+namespace {
+
+// C = A · B with A (m, k) and B (k, n) row-major, summed in double.
+std::vector<double> reference_product(const Tensor& a, const Tensor& b) {
+  const Index m = a.rows(), k = a.cols(), n = b.cols();
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (Index i = 0; i < m; ++i)
+    for (Index j = 0; j < n; ++j)
+      for (Index p = 0; p < k; ++p)
+        c[static_cast<size_t>(i * n + j)] += static_cast<double>(a.data[static_cast<size_t>(i * k + p)]) *
+                                             b.data[static_cast<size_t>(p * n + j)];
+  return c;
+}
+
+std::vector<float> product(const Tensor& a, const Tensor& b) {
+  detail::PanelMatrix packed;
+  detail::pack_panels(b.data.data(), b.cols(), b.rows(), b.cols(), packed);
+  std::vector<float> c(static_cast<size_t>(a.rows() * b.cols()), -1.0f);
+  detail::multiply_panels(a.data.data(), a.cols(), a.rows(), packed, c.data(), b.cols());
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("multiply_panels equals the product summed in double, on every shape of tile and panel") {
+  struct Shape {
+    Index m, k, n;
+  };
+  // Rows not a multiple of any tile height, columns not a multiple of 16, depths over the
+  // 512-deep block, a single row and column, and the trace's own 64 × 512 × 256.
+  for (Shape s : {Shape{1, 1, 1}, Shape{5, 3, 7}, Shape{13, 37, 17}, Shape{64, 512, 256}, Shape{7, 1100, 33},
+                  Shape{25, 513, 48}, Shape{3, 2048, 5}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.k);
+    CAPTURE(s.n);
+    const Tensor a = random_normal({s.m, s.k}, 11, 1.0), b = random_normal({s.k, s.n}, 12, 1.0);
+    const std::vector<double> expected = reference_product(a, b);
+    const std::vector<float> got = product(a, b);
+    for (size_t i = 0; i < got.size(); ++i) {
+      // float32 summation: a few ulp of the terms' magnitude, sqrt(k) of them.
+      const double tolerance = 1e-6 * std::sqrt(static_cast<double>(s.k)) * 8.0;
+      REQUIRE(std::fabs(got[i] - expected[i]) <= tolerance * std::max(1.0, std::fabs(expected[i])));
+    }
+  }
+}
+
+TEST_CASE("an empty depth gives zeros, and strided A and C are read and written in place") {
+  const Tensor a({3, 0}), b({0, 5});
+  CHECK(product(a, b) == std::vector<float>(15, 0.0f));
+
+  // A is the middle 4 columns of a (6, 8); C goes into columns 2..6 of a (6, 9) whose other cells stay.
+  const Tensor wide = random_normal({6, 8}, 21, 1.0), b2 = random_normal({4, 5}, 22, 1.0);
+  detail::PanelMatrix packed;
+  detail::pack_panels(b2.data.data(), 5, 4, 5, packed);
+  std::vector<float> c(6 * 9, 7.0f);
+  detail::multiply_panels(wide.data.data() + 2, 8, 6, packed, c.data() + 2, 9);
+  for (Index i = 0; i < 6; ++i)
+    for (Index j = 0; j < 9; ++j) {
+      const float got = c[static_cast<size_t>(i * 9 + j)];
+      if (j < 2 || j >= 7) {
+        CHECK(got == 7.0f);
+        continue;
+      }
+      double sum = 0.0;
+      for (Index p = 0; p < 4; ++p) sum += static_cast<double>(wide.at({i, 2 + p})) * b2.at({p, j - 2});
+      CHECK(got == doctest::Approx(sum).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("rows and columns split into separate calls give the same bits") {
+  const Tensor a = random_normal({40, 700}, 31, 1.0), b = random_normal({700, 80}, 32, 1.0);
+  const std::vector<float> whole = product(a, b);
+  // Rows 0..16 and 17..39 in two calls; columns 0..47 and 48..79 from two packings.
+  detail::PanelMatrix left, right;
+  detail::pack_panels(b.data.data(), 80, 700, 48, left);
+  detail::pack_panels(b.data.data() + 48, 80, 700, 32, right);
+  std::vector<float> split(whole.size(), 0.0f);
+  for (Index first : {Index{0}, Index{17}}) {
+    const Index rows = first == 0 ? 17 : 23;
+    detail::multiply_panels(a.data.data() + first * 700, 700, rows, left, split.data() + first * 80, 80);
+    detail::multiply_panels(a.data.data() + first * 700, 700, rows, right, split.data() + first * 80 + 48, 80);
+  }
+  CHECK(split == whole);
+}
+
+TEST_CASE("packed_weight reuses a live weight's packing and never a dropped weight's") {
+  TensorPtr w = make_tensor(random_normal({32, 48}, 41, 1.0));
+  const auto first = detail::packed_weight(w, 16, 32);
+  CHECK(detail::packed_weight(w, 16, 32) == first);       // the same block: packed once
+  CHECK(detail::find_packed_weight(w, 0, 32) == nullptr);  // another block is not packed yet
+  CHECK(first->k == 32);
+  CHECK(first->n == 32);
+  CHECK(first->data[0] == w->at({0, 16}));
+
+  // A new weight, whatever address it gets, is packed from its own values.
+  w.reset();
+  for (int round = 0; round < 20; ++round) {
+    const TensorPtr next = make_tensor(Tensor({32, 48}, static_cast<float>(round)));
+    const auto packed = detail::packed_weight(next, 16, 32);
+    REQUIRE(packed->data[0] == static_cast<float>(round));
+    REQUIRE(packed->data[packed->data.size() - 1] == static_cast<float>(round));
+  }
+}
