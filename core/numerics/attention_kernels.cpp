@@ -24,9 +24,6 @@ constexpr Index kHeadRows = 128;
 // OpenMP team costs more than the work at teaching sizes.
 constexpr double kParallelFlops = 2e5;
 
-
-using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
-
 // Runs body(task) for task in [0, count), across the OpenMP team when
 // `parallel`, skipping what is left once cancelled. Progress is reported by the
 // calling thread (OpenMP's thread 0), as the contract of ComputeOptions asks.
