@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 
+#include "base/thread_team.hpp"
 #include "numerics/attention_kernels.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/positions.hpp"
@@ -379,6 +380,9 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session, const Compu
   const auto start = std::chrono::steady_clock::now();
   auto plan = detail::make_plan(session);
   if (!plan) return plan.error();
+  // Wakes the second core's thread now, while this one plans and allocates, and keeps it
+  // awake between the passes.
+  const TeamScope team(detail::multiply_adds(plan->dims) > kParallelFlops);
 
   auto bytes = detail::trace_bytes(*plan, options.keep);
   if (!bytes) return bytes.error();

@@ -1,13 +1,12 @@
 #include "numerics/attention_kernels.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
 
+#include "base/thread_team.hpp"
 #include "numerics/kernel_dispatch.hpp"
 #include "numerics/packet_exp.hpp"
 #include "numerics/panel_gemm.hpp"
@@ -20,24 +19,19 @@ namespace {
 // Rows per work item of the per-head pass: big enough for an efficient GEMM, small enough
 // that two cores share even a single head and cancellation is noticed quickly.
 constexpr Index kHeadRows = 128;
-// Below this many multiply-adds a pass runs on the calling thread: waking the
-// OpenMP team costs more than the work at teaching sizes.
-constexpr double kParallelFlops = 2e5;
 
-// Runs body(task) for task in [0, count), across the OpenMP team when
-// `parallel`, skipping what is left once cancelled. Progress is reported by the
-// calling thread (OpenMP's thread 0), as the contract of ComputeOptions asks.
+// Runs body(task) for task in [0, count), on the thread team (base/thread_team) when
+// `parallel`, skipping what is left once cancelled. Progress is reported by the calling
+// thread, as the contract of ComputeOptions asks.
 template <class Body>
 void for_each_task(Index count, bool parallel, const Progress& progress, float from, float to, Body&& body) {
   std::atomic<Index> done{0};
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && count > 1)
-  for (Index task = 0; task < count; ++task) {
-    if (progress.cancelled()) continue;
+  parallel_for(count, parallel, [&](Index task, bool on_caller) {
+    if (progress.cancelled()) return;
     body(task);
     const Index finished = ++done;
-    if (omp_get_thread_num() == 0)
-      progress(from + (to - from) * static_cast<float>(finished) / static_cast<float>(count));
-  }
+    if (on_caller) progress(from + (to - from) * static_cast<float>(finished) / static_cast<float>(count));
+  });
 }
 
 // One GEMM (or, in direct mode, one copy) whose column blocks go to consecutive

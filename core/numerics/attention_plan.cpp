@@ -263,6 +263,11 @@ std::optional<Error> plan_direct(const Session& s, Plan& plan) {
 
 }  // namespace
 
+double multiply_adds(const Dims& d) {
+  return static_cast<double>(d.batch) *
+         (2.0 * d.heads * d.len_q * d.len_kv * d.d_k + static_cast<double>(d.len_q + d.len_kv) * d.d_model * d.d_model);
+}
+
 bool same_dims(const Dims& a, const Dims& b) {
   return a.batch == b.batch && a.heads == b.heads && a.len_q == b.len_q && a.len_kv == b.len_kv &&
          a.d_model == b.d_model && a.d_k == b.d_k;

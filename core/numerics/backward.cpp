@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/thread_team.hpp"
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/kernel_dispatch.hpp"
@@ -16,15 +17,13 @@ using detail::Plan;
 using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
 using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 
-// Rows (or columns) per work item of the projection GEMMs, and the size below
-// which a pass stays on the calling thread (as in the forward's kernels).
+// Rows (or columns) per work item of the projection GEMMs.
 constexpr Index kBlock = 64;
-constexpr double kParallelFlops = 2e5;
 
+// body(task) for each task, on the thread team (base/thread_team) above kParallelFlops.
 template <class Body>
-void parallel_for(Index count, double flops, Body&& body) {
-#pragma omp parallel for schedule(dynamic, 1) if (flops > kParallelFlops && count > 1)
-  for (Index task = 0; task < count; ++task) body(task);
+void for_each_block(Index count, double flops, Body&& body) {
+  parallel_for(count, flops > kParallelFlops, [&](Index task, bool) { body(task); });
 }
 
 // A matrix in "model layout" (rows = batch · length, each row d_model or more
@@ -160,7 +159,7 @@ void heads_backward(const Plan& plan, const Trace& trace, const ModelLayout& d_c
   const Dims& d = trace.dims;
   const std::vector<unsigned char> absent = absent_queries(trace);
   const double flops = 8.0 * d.batch * d.heads * d.len_q * d.len_kv * d.d_k;
-  parallel_for(d.batch * d.kv_heads, flops, [&](Index task) {
+  for_each_block(d.batch * d.kv_heads, flops, [&](Index task) {
     const Index b = task / d.kv_heads, kv_head = task % d.kv_heads;
     StridedMap dk = d_qkv[detail::kK].head(b, kv_head, d.d_k), dv = d_qkv[detail::kV].head(b, kv_head, d.d_k);
     dk.setZero();
@@ -196,7 +195,7 @@ void heads_backward(const Plan& plan, const Trace& trace, const ModelLayout& d_c
 template <class A, class B>
 void multiply_rows(const A& a, const B& b, MatrixMap out) {
   const Index n = a.rows(), blocks = (n + kBlock - 1) / kBlock;
-  parallel_for(blocks, 2.0 * n * a.cols() * b.cols(), [&](Index task) {
+  for_each_block(blocks, 2.0 * n * a.cols() * b.cols(), [&](Index task) {
     const Index first = task * kBlock, count = std::min(kBlock, n - first);
     out.middleRows(first, count).noalias() = a.middleRows(first, count) * b;
   });
@@ -206,7 +205,7 @@ void multiply_rows(const A& a, const B& b, MatrixMap out) {
 template <class A, class C>
 void multiply_transposed_columns(const A& a, const C& c, StridedMap out) {
   const Index m = c.cols(), blocks = (m + kBlock - 1) / kBlock;
-  parallel_for(blocks, 2.0 * a.rows() * a.cols() * m, [&](Index task) {
+  for_each_block(blocks, 2.0 * a.rows() * a.cols() * m, [&](Index task) {
     const Index first = task * kBlock, count = std::min(kBlock, m - first);
     out.middleCols(first, count).noalias() = a.transpose() * c.middleCols(first, count);
   });
@@ -349,6 +348,7 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
   const Plan& plan = *planned;
   if (!detail::same_dims(plan.dims, trace.dims))
     return make_error(ErrorCode::ShapeMismatch, "the trace was not computed from this session (its sizes differ)");
+  const TeamScope team(detail::multiply_adds(plan.dims) > kParallelFlops);  // one wake-up for all passes
   if (auto e = check_upstream(trace, upstream)) return *e;
   const Dims& d = trace.dims;
   const bool cross = session.config.attention == AttentionKind::Cross;

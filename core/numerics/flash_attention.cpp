@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "base/thread_team.hpp"
 #include "numerics/attention.hpp"
 #include "numerics/attention_kernels.hpp"
 #include "numerics/attention_plan.hpp"
@@ -22,9 +23,6 @@ using detail::Plan;
 using std::to_string;
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-// Below this many multiply-adds the heads run on the calling thread: waking
-// the OpenMP team costs more than the work at teaching sizes.
-constexpr double kParallelFlops = 2e5;
 
 std::optional<Error> check_tiles(const FlashTiles& tiles) {
   if (tiles.queries < 1 || tiles.keys < 1)

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/thread_team.hpp"
+
 namespace al::detail {
 
 namespace {
@@ -150,9 +152,10 @@ void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
   std::vector<WeightBlock*> missing;
   for (WeightBlock& b : blocks)
     if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width))) missing.push_back(&b);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel && missing.size() > 1)
-  for (size_t m = 0; m < missing.size(); ++m)
-    missing[m]->packed = packed_weight(missing[m]->weight, missing[m]->column, missing[m]->width);
+  parallel_for(static_cast<Index>(missing.size()), parallel, [&](Index m, bool) {
+    WeightBlock& b = *missing[static_cast<size_t>(m)];
+    b.packed = packed_weight(b.weight, b.column, b.width);
+  });
 }
 
 }  // namespace al::detail
