@@ -97,7 +97,7 @@ void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
 StageSummary summarize_stage(const Tensor& stage, const float* attend);
 
 // c = a · b (+ bias on every row): a (..., k) as rows of k, b (k, n), c (..., n), in blocks of
-// rows over the OpenMP team, with b packed once while it lives (numerics/panel_gemm.hpp).
+// rows over the thread team (base/thread_team), with b packed once while it lives (numerics/panel_gemm.hpp).
 // Progress from `from` to `to`.
 void multiply_rows(const Tensor& a, const TensorPtr& b, const Tensor* bias, Tensor& c, const Progress& progress = {},
                    float from = 0.0f, float to = 0.0f);

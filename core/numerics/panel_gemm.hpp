@@ -46,8 +46,8 @@ struct WeightBlock {
 };
 
 // Fills every block's `packed`, packing those not packed yet (a new session, an edited
-// weight) across the OpenMP team when `parallel`. Hits are looked up on this thread: waking
-// the team costs about 45 µs in our VM, a tenth of a whole trace at L = 64.
+// weight) across the thread team when `parallel`. Hits are looked up on this thread: a
+// parallel pass costs a hand-over to the other thread even when it is awake.
 void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel);
 
 }  // namespace al::detail
