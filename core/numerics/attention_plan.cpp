@@ -265,7 +265,7 @@ std::optional<Error> plan_direct(const Session& s, Plan& plan) {
 
 double multiply_adds(const Dims& d) {
   return static_cast<double>(d.batch) *
-         (2.0 * d.heads * d.len_q * d.len_kv * d.d_k + static_cast<double>(d.len_q + d.len_kv) * d.d_model * d.d_model);
+         (2.0 * d.heads * d.len_q * d.len_kv * d.d_k + 2.0 * static_cast<double>(d.len_q + d.len_kv) * d.d_model * d.d_model);
 }
 
 bool same_dims(const Dims& a, const Dims& b) {

@@ -58,8 +58,8 @@ struct Plan {
 };
 
 bool same_dims(const Dims& a, const Dims& b);
-// About how many multiply-adds a trace of these sizes takes (the projections and the
-// per-head products): whether a computation wakes a second thread (base/thread_team).
+// About how many multiply-adds a trace of these sizes takes (Q from Lq rows, K and V from
+// Lkv, W_O; QKᵀ and ·V per head): whether a computation wakes a second thread (base/thread_team).
 double multiply_adds(const Dims& d);
 
 Result<Plan> make_plan(const Session& session);

@@ -43,8 +43,8 @@ TensorPtr tensor_of(const Matrix& m, std::vector<Index> shape) {
   return make_tensor(Tensor(std::move(shape), std::vector<float>(m.data(), m.data() + m.size())));
 }
 
-// The model's tensors are tiny (a step is about a millisecond of work): waking
-// an OpenMP team for each of compute()'s and backward()'s passes costs more than
+// The model's tensors are tiny (a step is about a millisecond of work): waking a
+// second thread for compute() and backward() (base/thread_team) costs more than
 // it saves, and on a loaded machine much more. Training runs on the calling
 // thread (nthreads-var is per thread: the rest of the app keeps its team).
 class SingleThreaded {
