@@ -38,6 +38,11 @@ struct UninitialisedAllocator : std::allocator<T> {
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+  // Cache-line aligned: malloc puts a large block 16 bytes past a page boundary, so every
+  // other 32-byte packet of a row would straddle two cache lines.
+  static constexpr std::align_val_t kAlignment{64};
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t n) noexcept { ::operator delete(p, n * sizeof(T), kAlignment); }
 };
 using FloatBuffer = std::vector<float, UninitialisedAllocator<float>>;
 
