@@ -448,6 +448,14 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   const float keep_scale = static_cast<float>(1.0 / (1.0 - plan.dropout_p));  // inverted dropout
   const double flops = static_cast<double>(dims.batch) * dims.heads * lq * lk * (2 * d_k + 8);
 
+  // V of each K/V head packed once into column panels for ·V (numerics/panel_gemm.hpp), the
+  // weights read in place: Eigen's GEMM packs V, and copies the whole weights block, again for
+  // every block of rows (at L = 4096 a block of weights is 2 MiB, past the L2 cache).
+  std::vector<PanelMatrix> v_panels(pass.context ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
+  parallel_for(static_cast<Index>(v_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
+    pack_panels(pass.v->data.data() + i * lk * d_k, d_k, lk, d_k, v_panels[static_cast<size_t>(i)]);
+  });
+
   std::mutex merge;
   for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
     TraceChecks checks;  // of this block's rows
@@ -525,11 +533,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
           dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
       }
     }
-    if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
-      const ConstMatrixMap dropped(dropped_block.in, rows, lk);
-      MatrixMap context(pass.context + (bh * lq + first) * d_k, rows, d_k);
-      context.noalias() = dropped * pass.v->matrix(b_kv);
-    }
+    if (pass.context)  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
+      multiply_panels(dropped_block.in, lk, rows, v_panels[static_cast<size_t>(b_kv)],
+                      pass.context + (bh * lq + first) * d_k, d_k);
     if (pass.checks && weights_block.out) {
       std::lock_guard<std::mutex> lock(merge);
       merge_checks(checks, *pass.checks);

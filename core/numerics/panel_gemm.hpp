@@ -1,10 +1,10 @@
 #pragma once
 // C = A · B for row-major float matrices, with B packed once into column panels and A read
-// in place: the projections' GEMMs. Eigen's GEMM packs both operands at every call, and
-// packing the weights was 14 % of a trace at L = 64 (16 % with the input); a weight is the B
-// of every row block of every trace of a session, so it is packed once while it lives. (The
-// per-head QKᵀ and ·V stay with Eigen: with K and V packed once per head this kernel was
-// slower there, 2.35 against 1.85 ms at L = 256.) Compiled in each kernel copy
+// in place: the projections' GEMMs and the per-head ·V. Eigen's GEMM packs both operands at
+// every call, and packing the weights was 14 % of a trace at L = 64 (16 % with the input); a
+// weight is the B of every row block of every trace of a session, so it is packed once while
+// it lives, and V once per head. (QKᵀ stays with Eigen: there this kernel was slower, its
+// first stores going to lines not in cache, where Eigen zeroes the block first.) Compiled in each kernel copy
 // (numerics/kernel_dispatch.hpp): the layout is the same in both, the packets are the copy's.
 //
 // Every C element is one chain of fused multiply-adds over p = 0 … k−1 in order, whatever
