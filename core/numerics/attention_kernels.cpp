@@ -5,12 +5,13 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "base/thread_team.hpp"
 #include "numerics/kernel_dispatch.hpp"
-#include "numerics/packet_exp.hpp"
 #include "numerics/panel_gemm.hpp"
 #include "numerics/positions.hpp"
+#include "numerics/row_kernels.hpp"
 
 namespace al::detail {
 
@@ -168,63 +169,10 @@ Index column_blocks(Index row_blocks, Index width) {
   return std::max<Index>(1, std::min(wanted, width / kMinColumns));
 }
 
-// Row kernels written with Eigen's packet functions on unaligned loads, so
-// every element goes through the same vector code wherever the allocator put
-// the row: Eigen's array expressions peel an unaligned head with the scalar
-// std::exp, which would make results depend on addresses, and incremental
-// recompute must equal a fresh computation bit for bit.
+// The views' summaries in Eigen's packets on unaligned loads, as the row kernels
+// (numerics/row_kernels.hpp).
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
-
-// The last n % kLanes values of a row, padded with `pad`.
-Packet load_tail(const float* in, Index n, float pad) {
-  float tail[kLanes];
-  std::fill(tail, tail + kLanes, pad);
-  std::copy(in, in + n, tail);
-  return Eigen::internal::ploadu<Packet>(tail);
-}
-
-float row_max(const float* in, Index n) {
-  using namespace Eigen::internal;
-  const float lowest = -std::numeric_limits<float>::infinity();
-  Packet acc = pset1<Packet>(lowest);
-  Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) acc = pmax(acc, ploadu<Packet>(in + j));
-  if (j < n) acc = pmax(acc, load_tail(in + j, n - j, lowest));
-  return predux_max(acc);
-}
-
-// Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum.
-// A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch does.
-// Returns Σ out, the row sum the trace's checks report, while the row is in L1:
-// a second pass over the weights would read the whole (B, h, Lq, Lk) stage again.
-double softmax_row(const float* in, float* out, Index n, float* max_out, float* sum_out) {
-  using namespace Eigen::internal;
-  const float max = row_max(in, n);
-  const float sum = exp_shifted(in, out, n, max);
-  // Divided: each weight is the correctly rounded quotient. PyTorch's softmax over the last
-  // dimension multiplies by 1/sum instead (within an ulp); here that measured no faster.
-  const Packet divisor = pset1<Packet>(sum);
-  constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
-  double total = 0;
-  Index j = 0;
-  while (j + kLanes <= n) {
-    Packet chunk = pset1<Packet>(0.0f);
-    for (const Index end = std::min(n, j + kChunk); j + kLanes <= end; j += kLanes) {
-      const Packet w = pdiv(ploadu<Packet>(out + j), divisor);
-      pstoreu(out + j, w);
-      chunk = padd(chunk, w);
-    }
-    total += static_cast<double>(predux(chunk));
-  }
-  for (; j < n; ++j) {
-    out[j] /= sum;
-    total += static_cast<double>(out[j]);
-  }
-  *max_out = max;
-  *sum_out = sum;
-  return total;
-}
 
 // Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
 // masked cell (attend 0). A NaN error wins, as in merge_checks.
@@ -237,37 +185,6 @@ void check_row(double row_total, const float* w, const float* attend, Index n, T
     if (attend[j] == 0.0f && w[j] > masked_max) masked_max = w[j];
   checks.masked_weight_max = masked_max;
 }
-
-}  // namespace
-
-float exp_shifted(const float* in, float* out, Index n, float max) {
-  using namespace Eigen::internal;
-  const Packet shift = pset1<Packet>(max), floor = pset1<Packet>(kExpNormalFloor), zero = pset1<Packet>(0.0f);
-  // Below the floor exp() is under 1.1e-38, and a masked (-inf) cell must give exactly 0.
-  auto exp_of = [&](Packet x) {
-    const Packet shifted = psub(x, shift);
-    return pselect(pcmp_lt(shifted, floor), zero, exp_nonpositive(shifted));
-  };
-  Packet sum = zero;
-  Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const Packet e = exp_of(ploadu<Packet>(in + j));
-    pstoreu(out + j, e);
-    sum = padd(sum, e);
-  }
-  if (j < n) {
-    // Padding with -inf adds exp(-inf) = 0 to the sum (or NaN when max = -inf,
-    // but then every value of the row is -inf and the row is NaN anyway).
-    float tail[kLanes];
-    const Packet e = exp_of(load_tail(in + j, n - j, -std::numeric_limits<float>::infinity()));
-    pstoreu(tail, e);
-    std::copy(tail, tail + (n - j), out + j);
-    sum = padd(sum, e);
-  }
-  return predux(sum);
-}
-
-namespace {
 
 // Adds a row to `sum` and folds its finite values into the running maxima
 // (|value| into max_abs, value into max_value), skipping cells `attend` masks.
@@ -493,15 +410,13 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       const Index row = square + i * lk;   // in the (B, h, Lq, Lk) stage: dropout's cell index
       const Index at = (i - first) * lk;   // in the block
       const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
-      if (scaled_block.out && masked_block.out && !plan.alibi()) {  // one pass writing both stages
-        const float* s = scores_block.in + at;
-        float* scaled = scaled_block.out + at;
-        float* masked = masked_block.out + at;
-        for (Index j = 0; j < lk; ++j) {
-          const float v = s[j] * scale;
-          scaled[j] = v;
-          masked[j] = attend[j] != 0.0f ? v : fill;
-        }
+      // The largest value of the row the softmax reads, found while writing it where possible.
+      std::optional<float> max;
+      const bool mask_with_scale = masked_block.out && attend && !plan.alibi();
+      const bool softmax_reads_scaled = masked_block.in == scaled_block.in;  // no mask, no ALiBi
+      if (scaled_block.out && (mask_with_scale || softmax_reads_scaled)) {  // one pass for both stages
+        max = scale_and_mask_row(scores_block.in + at, scale, scaled_block.out + at, attend, fill,
+                                 mask_with_scale ? masked_block.out + at : nullptr, lk);
       } else {
         if (scaled_block.out) {
           const float* s = scores_block.in + at;
@@ -521,8 +436,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
         }
       }
       if (weights_block.out) {
-        const double total = softmax_row(masked_block.in + at, weights_block.out + at, lk, pass.row_max + bh * lq + i,
-                                         pass.row_sum + bh * lq + i);
+        const float* masked = masked_block.in + at;
+        const double total = softmax_row(masked, max ? *max : row_max(masked, lk), weights_block.out + at, lk,
+                                         pass.row_max + bh * lq + i, pass.row_sum + bh * lq + i);
         if (!pass.fully_masked || !pass.fully_masked[b * lq + i]) check_row(total, weights_block.out + at, attend, lk, checks);
       }
       if (dropped_block.out) {

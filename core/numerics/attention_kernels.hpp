@@ -23,13 +23,6 @@ struct Progress {
   }
 };
 
-// out = exp(in - max) over a row of n values, with exactly 0 where the true
-// value underflows (a masked -inf cell); returns the sum. Vectorised with
-// Eigen's packet exp on unaligned loads, so a value's result does not depend on
-// where the row sits in memory; in == out is allowed. Shared by the trace's
-// softmax and FlashAttention.
-float exp_shifted(const float* in, float* out, Index n, float max);
-
 // Q, K, V in head layout (B, h, L, d_k) for each non-null target. Heads are
 // contiguous column blocks of d_model, as PyTorch's view(B, L, h, d_k).transpose(1, 2).
 // Column blocks of one weight applied to one input (fused W_qkv) are computed as

@@ -12,6 +12,7 @@
 #include "base/thread_team.hpp"
 #include "numerics/attention.hpp"
 #include "numerics/attention_kernels.hpp"
+#include "numerics/row_kernels.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/kernel_dispatch.hpp"
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "numerics/attention_kernels.hpp"
 #include "numerics/packet_exp.hpp"
+#include "numerics/row_kernels.hpp"
 
 using namespace al;
 
