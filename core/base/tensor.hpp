@@ -42,7 +42,7 @@ struct UninitialisedAllocator : std::allocator<T> {
   // other 32-byte packet of a row would straddle two cache lines.
   static constexpr std::align_val_t kAlignment{64};
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, std::size_t n) noexcept { ::operator delete(p, n * sizeof(T), kAlignment); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }  // unsized: clang builds without sized deallocation
 };
 using FloatBuffer = std::vector<float, UninitialisedAllocator<float>>;
 
