@@ -39,10 +39,11 @@ struct UninitialisedAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   // Cache-line aligned: malloc puts a large block 16 bytes past a page boundary, so every
-  // other 32-byte packet of a row would straddle two cache lines.
+  // other 32-byte packet of a row would straddle two cache lines. Freed with the unsized
+  // aligned delete: clang builds without sized deallocation.
   static constexpr std::align_val_t kAlignment{64};
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }  // unsized: clang builds without sized deallocation
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
 };
 using FloatBuffer = std::vector<float, UninitialisedAllocator<float>>;
 

@@ -169,8 +169,7 @@ Index column_blocks(Index row_blocks, Index width) {
   return std::max<Index>(1, std::min(wanted, width / kMinColumns));
 }
 
-// The views' summaries in Eigen's packets on unaligned loads, as the row kernels
-// (numerics/row_kernels.hpp).
+// summarize_row's packets, on unaligned loads as in the row kernels (numerics/row_kernels.hpp).
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
 
