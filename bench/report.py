@@ -1,16 +1,17 @@
 #!/usr/bin/python3
 """Prints the tables of docs/performance.md from the raw results bench/run.sh
 leaves in a directory: bench/report.py <dir> <lengths, e.g. 128,512,1024,2048>."""
-import json, statistics, sys
+import glob, json, statistics, sys
 out, lengths = sys.argv[1], [int(v) for v in sys.argv[2].split(",")]
 
-def medians(path):
-    """Per benchmark: the median of its repetitions for every field, and min_ms, the best repetition."""
+def medians(*paths):
+    """Per benchmark: the median of its repetitions (in all the files) for every field, and min_ms, the best repetition."""
     runs = {}
-    for r in json.load(open(path))["benchmarks"]:
-        if r.get("run_type") == "iteration":
-            # MeasureProcessCPUTime adds "/process_time" to the names.
-            runs.setdefault(r["run_name"].replace("/process_time", ""), []).append(r)
+    for path in paths:
+        for r in json.load(open(path))["benchmarks"]:
+            if r.get("run_type") == "iteration":
+                # MeasureProcessCPUTime adds "/process_time" to the names.
+                runs.setdefault(r["run_name"].replace("/process_time", ""), []).append(r)
     out = {}
     for name, reps in runs.items():
         fields = {k: statistics.median(r[k] for r in reps) for k in reps[0] if isinstance(reps[0][k], (int, float))}
@@ -32,22 +33,22 @@ def stage_bytes(L, d=512, heads=8):
 
 
 other = medians(f"{out}/other.json")
-ours_gflops = other["GemmRate/rows:2048/real_time"]["GFLOPs"]
-openblas_gflops = json.loads(open(f"{out}/torch_gemm.json").read())["gemm_gflops"]
-gemm_gflops = max(ours_gflops, openblas_gflops)
-print(f"GEMM rate of this machine, (2048, 512)·(512, 512) on both threads: ours (the projections' kernel) {ours_gflops:.1f} GFLOP/s, "
-      f"OpenBLAS (torch.mm) {openblas_gflops:.1f} GFLOP/s; the floor below uses the better, {gemm_gflops:.1f}.")
-print("GEMM floor = FLOPs of the projections, QKᵀ, ·V and W_O over that rate; 'of floor' = floor / our time.")
+print("Per length, our full trace and torch's forward ran in alternating rounds (bench/torch_peer.py --alternate),")
+print("each round also timing the GEMM rate, (2048, 512)·(512, 512) on both threads: ours (the projections' kernel)")
+print("and OpenBLAS's (torch.mm). GEMM floor = FLOPs of the projections, QKᵀ, ·V and W_O over the better of the")
+print("two rates of those rounds; 'of floor' = floor / our time.")
 print()
 print("Wall-clock medians of the repetitions, in brackets the best repetition; cpu = process CPU time")
 print("of all threads (median), which other load on the machine inflates less.")
 print()
-print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | cpu ratio | GEMM floor ms | of floor | app's trace (+ head means, ranges) ms | cold_ms (fresh pages) | cold/torch | flash_ms | flash/torch | linear_ms | full trace: allocate / project / heads / output ms |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| L | ours_ms (full trace) | torch_ms | ratio ours/torch | cpu ratio | GEMM rate ours, OpenBLAS GFLOP/s | GEMM floor ms | of floor | app's trace (+ head means, ranges) ms | cold_ms (fresh pages) | cold/torch | flash_ms | flash/torch | linear_ms | full trace: allocate / project / heads / output ms |")
+print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 verdicts, memory = [], []
 for L in lengths:
-    ours = medians(f"{out}/ours_{L}.json")
+    ours = medians(f"{out}/ours_{L}.json", *glob.glob(f"{out}/ours_full_{L}_*.json"))
     peer = json.loads(open(f"{out}/torch_{L}.json").read())
+    ours_gflops, openblas_gflops = ours["GemmRate/rows:2048/real_time"]["GFLOPs"], peer["gemm_gflops"]
+    gemm_gflops = max(ours_gflops, openblas_gflops)
     torch, torch_min, torch_cpu = peer["median_ms"], peer["min_ms"], peer["cpu_ms"]
     full_run = ours[f"FullTrace/L:{L}/real_time"]
     full, full_min, full_cpu = full_run["real_time"], full_run["min_ms"], full_run["cpu_time"]
@@ -61,7 +62,7 @@ for L in lengths:
     verdicts.append((L, full / torch, full_cpu / torch_cpu, floor / full, torch))
     memory.append((L, stage_bytes(L), full_run["trace_memory_MiB"], full_run["trace_MiB"], full_run["peak_rss_MiB"]))
     print(f"| {L} | {full:.2f} ({full_min:.2f}) | {torch:.2f} ({torch_min:.2f}) | **{full / torch:.2f}** ({full_min / torch_min:.2f}) "
-          f"| {full_cpu / torch_cpu:.2f} | {floor:.2f} | {100 * floor / full:.0f} % | {summarized:.1f} | {cold:.1f} ({cold_min:.1f}) "
+          f"| {full_cpu / torch_cpu:.2f} | {ours_gflops:.0f}, {openblas_gflops:.0f} | {floor:.2f} | {100 * floor / full:.0f} % | {summarized:.1f} | {cold:.1f} ({cold_min:.1f}) "
           f"| **{cold / torch:.2f}** ({cold_min / torch_min:.2f}) "
           f"| {flash:.1f} ({flash_min:.1f}) | {flash / torch:.2f} ({flash_min / torch_min:.2f}) | {linear:.1f} | {stages} |")
 

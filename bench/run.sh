@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times our full trace (and FlashAttention), and forward + backward, against PyTorch's
-# nn.MultiheadAttention (and its autograd) in the same run on this machine, one length at a time (ours, then torch, so
-# both see the same load), and prints the tables of docs/performance.md.
+# nn.MultiheadAttention (and its autograd) in the same run on this machine, one length at a time (the full trace and
+# torch's forward in alternating rounds, so both see the same load), and prints the tables of docs/performance.md.
 #
 #   bench/run.sh                 # build dir build-bench, 5 repetitions
 #   BUILD_DIR=build REPS=9 bench/run.sh
@@ -51,9 +51,12 @@ echo
 bench_args=(--benchmark_repetitions="$reps" --benchmark_out_format=json)
 IFS=, read -ra length_list <<<"$lengths"
 for len in "${length_list[@]}"; do
-  "${priority[@]}" "$bench" --benchmark_filter="^(FullTrace|FullTraceSummarized|FullTraceCold|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
+  "${priority[@]}" "$bench" --benchmark_filter="^(FullTraceSummarized|FullTraceCold|FullTraceStages|Flash|Linear)/L:$len/" "${bench_args[@]}" \
     --benchmark_out="$out/ours_$len.json" >/dev/null 2>&1
-  "${priority[@]}" "$python" bench/torch_peer.py --lengths "$len" --runs $((reps * 3)) >"$out/torch_$len.json"
+  # The ratios' pair: our FullTrace (and the GEMM rate, for the floor) and torch's forward in
+  # alternating rounds, so that both see the same state of the machine (bench/torch_peer.py).
+  "${priority[@]}" "$python" bench/torch_peer.py --lengths "$len" --runs 3 --rounds "$reps" \
+    --alternate "$bench" --ours-out "$out/ours_full_$len" >"$out/torch_$len.json"
   # Forward + backward (issue 13) at the lengths gradient_bench.cpp registers.
   if [ "$len" = 128 ] || [ "$len" = 512 ]; then
     "${priority[@]}" "$bench" --benchmark_filter="^ForwardBackward(Stages)?/L:$len/" "${bench_args[@]}" \
@@ -62,8 +65,7 @@ for len in "${length_list[@]}"; do
       >"$out/torch_backward_$len.json"
   fi
 done
-"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep|GemmRate)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
-"${priority[@]}" "$python" bench/torch_peer.py --gemm --runs 20 >"$out/torch_gemm.json"
+"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
 
 # A fresh process per run (what a user who opens a file sees): our compute_ms from
 # `attention-lab trace --summary` on the peer's shape, and torch's first forward.

@@ -9,8 +9,14 @@ With --backward, the peer of ForwardBackward (issue 13): the same forward in
 training mode (dropout 0) with x and every parameter requiring grad, then
 backward() of sum(output * G): autograd's gradients of x and every weight.
 
-With --cold, the first forward of a fresh process; with --gemm, OpenBLAS's sgemm rate
-(bench/report.py's GEMM floor takes the better of it and Eigen's).
+With --cold, the first forward of a fresh process.
+
+With --alternate BENCH, rounds of: our FullTrace and GemmRate (one repetition, a run of
+bench/attention_bench BENCH, written to --ours-out PREFIX_<round>.json), then torch's runs
+and OpenBLAS's sgemm rate (bench/report.py's GEMM floor takes the better of it and ours).
+Both sides then see the same state of the machine: on this VM the clock holds one of two
+levels about 25 % apart for seconds at a time, so timing ours first and torch a few
+seconds later could compare one level with the other.
 
 Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
 when libblas.so.3 is OpenBLAS (bench/run.sh checks).
@@ -18,6 +24,7 @@ when libblas.so.3 is OpenBLAS (bench/run.sh checks).
 import argparse
 import json
 import statistics
+import subprocess
 import time
 
 import torch
@@ -65,6 +72,26 @@ def first_call(mha, length):
         return (time.perf_counter() - start) * 1e3
 
 
+def alternate(mha, length, args):
+    """Our FullTrace and GemmRate, then torch's forward and sgemm, round after round (see above)."""
+    x = torch.randn(1, length, 512)
+    times, cpu_times, gemm, round_medians = [], [], [], []
+    for round_ in range(args.rounds):
+        subprocess.run([args.alternate, f"--benchmark_filter=^(FullTrace/L:{length}|GemmRate/rows:2048)/",
+                        "--benchmark_repetitions=1", "--benchmark_out_format=json",
+                        f"--benchmark_out={args.ours_out}_{round_}.json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        # As many runs as fill about half a second (at least --runs), as Google Benchmark times ours.
+        round_times, round_cpu = time_forward(mha, x, args.runs, args.warmup if round_ == 0 else 0)
+        if sum(round_times) < 500:
+            more, more_cpu = time_forward(mha, x, int(500 / statistics.median(round_times)), 0)
+            round_times, round_cpu = round_times + more, round_cpu + more_cpu
+        times += round_times
+        round_medians.append(statistics.median(round_times))
+        cpu_times += round_cpu
+        gemm.append(gemm_rate(2048, 20))
+    return times, cpu_times, max(gemm), round_medians
+
+
 def gemm_rate(rows, runs):
     """OpenBLAS's sgemm rate (GFLOP/s) for (rows, 512) . (512, 512) into a kept output, best of runs."""
     a, b = torch.randn(rows, 512), torch.randn(512, 512)
@@ -89,18 +116,24 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--backward", action="store_true", help="time forward + backward() instead")
     parser.add_argument("--cold", action="store_true", help="time only the first forward of this process (one length)")
-    parser.add_argument("--gemm", action="store_true", help="print OpenBLAS's GEMM rate instead")
+    parser.add_argument("--alternate", metavar="BENCH", help="alternate with our attention_bench (one length)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --alternate; --runs is per round")
+    parser.add_argument("--ours-out", help="--alternate: our results go to OURS_OUT_<round>.json")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(512, 8, batch_first=True).eval()
-    if args.gemm:
-        print(json.dumps({"gemm_gflops": gemm_rate(2048, args.runs), "threads": torch.get_num_threads()}))
-        return
     if args.cold:
         length = int(args.lengths.split(",")[0])
         print(json.dumps({"L": length, "first_call_ms": first_call(mha, length)}))
+        return
+    if args.alternate:
+        length = int(args.lengths.split(",")[0])
+        times, cpu_times, gemm, round_medians = alternate(mha, length, args)
+        print(json.dumps({"L": length, "median_ms": statistics.median(times), "min_ms": min(times),
+                          "cpu_ms": statistics.median(cpu_times), "gemm_gflops": gemm, "round_medians_ms": round_medians,
+                          "runs": len(times), "threads": torch.get_num_threads()}))
         return
     for length in (int(v) for v in args.lengths.split(",")):
         x = torch.randn(1, length, 512)
