@@ -15,12 +15,13 @@
 //   Incremental/... one edit at L=512 recomputed from the previous trace vs from scratch
 //   Seed000/...     seed 000's usage example (B=16, L=100, d=512, h=8, dropout 0.1 training)
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "numerics/attention.hpp"
 #include "editing/edits.hpp"
@@ -41,10 +42,13 @@ const al::Session& cached_session(al::Index len) {
   return it->second;
 }
 
+// This process's peak resident memory (VmHWM). Not getrusage's ru_maxrss: across exec it
+// keeps the parent's peak, and bench/torch_peer.py (torch loaded: 250 MiB) starts us.
 double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // in kB
+  return 0;
 }
 
 std::shared_ptr<const al::Trace> compute_or_skip(benchmark::State& state, const al::Session& s,
