@@ -14,9 +14,9 @@ With --cold, the first forward of a fresh process.
 With --alternate BENCH, rounds of: our FullTrace and GemmRate (one repetition, a run of
 bench/attention_bench BENCH, written to --ours-out PREFIX_<round>.json), then torch's runs
 and OpenBLAS's sgemm rate (bench/report.py's GEMM floor takes the better of it and ours).
-Both sides then see the same state of the machine: on this VM the clock holds one of two
-levels about 25 % apart for seconds at a time, so timing ours first and torch a few
-seconds later could compare one level with the other.
+Both sides then see the same state of the machine: this VM runs at one of two speeds about
+25 % apart for seconds at a time, so timing ours first and torch a few seconds later could
+compare one speed with the other (docs/performance.md, issue 16's sixth pass).
 
 Run with Debian's /usr/bin/python3 (python3-torch); torch is a fair peer only
 when libblas.so.3 is OpenBLAS (bench/run.sh checks).
@@ -79,7 +79,8 @@ def alternate(mha, length, args):
     for round_ in range(args.rounds):
         subprocess.run([args.alternate, f"--benchmark_filter=^(FullTrace/L:{length}|GemmRate/rows:2048)/",
                         "--benchmark_repetitions=1", "--benchmark_out_format=json",
-                        f"--benchmark_out={args.ours_out}_{round_}.json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                        f"--benchmark_out={args.ours_out}_{round_}.json"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         # As many runs as fill about half a second (at least --runs), as Google Benchmark times ours.
         round_times, round_cpu = time_forward(mha, x, args.runs, args.warmup if round_ == 0 else 0)
         if sum(round_times) < 500:
@@ -117,7 +118,7 @@ def main():
     parser.add_argument("--backward", action="store_true", help="time forward + backward() instead")
     parser.add_argument("--cold", action="store_true", help="time only the first forward of this process (one length)")
     parser.add_argument("--alternate", metavar="BENCH", help="alternate with our attention_bench (one length)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of --alternate; --runs is per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --alternate; --runs is the least per round")
     parser.add_argument("--ours-out", help="--alternate: our results go to OURS_OUT_<round>.json")
     args = parser.parse_args()
 
