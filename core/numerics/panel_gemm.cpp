@@ -91,19 +91,26 @@ void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) 
 }
 
 void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc) {
-  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth;
+  multiply_panel_columns(a, lda, m, b, 0, b.n, c, ldc, std::max<Index>(b.n, 1), 0);
+}
+
+void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatrix& b, Index first, Index n, float* c,
+                            Index ldc, Index block_width, Index block_stride) {
   if (b.k == 0) {  // an empty sum
-    for (Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + b.n, 0.0f);
+    for (Index x = 0; x < n; ++x)
+      for (Index i = 0; i < m; ++i) c[x / block_width * block_stride + i * ldc + x % block_width] = 0.0f;
     return;
   }
+  const Index first_panel = first / kPanelWidth, panels = (n + kPanelWidth - 1) / kPanelWidth;
   for (Index p0 = 0; p0 < b.k; p0 += kDepthBlock) {
     const Index depth = std::min(kDepthBlock, b.k - p0);
     for (Index j = 0; j < panels; ++j) {
-      const float* panel = b.data.data() + (j * b.k + p0) * kPanelWidth;
-      const Index cols = std::min(kPanelWidth, b.n - j * kPanelWidth);
+      const float* panel = b.data.data() + ((first_panel + j) * b.k + p0) * kPanelWidth;
+      const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, n - x);  // x: C's column within the range
+      float* column = c + x / block_width * block_stride + x % block_width;
       for (Index i = 0; i < m; i += kTileRows) {
         const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
-        float* tile = c + i * ldc + j * kPanelWidth;
+        float* tile = column + i * ldc;
         if (rows == kTileRows)
           multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0);
         else

@@ -31,6 +31,14 @@ void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out);
 // C (m, b.n) = A (m, b.k) · B; A and C row-major with row strides lda and ldc.
 void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc);
 
+// Columns [first, first + n) of A (m, b.k) · B, where C is cut into blocks of `block_width`
+// columns, block s at c + s · block_stride with rows ldc apart: a projection's (L, heads · d_k)
+// written straight into the (heads, L, d_k) layout the trace keeps, instead of through a copy.
+// `first` and `block_width` are multiples of kPanelWidth, as is n unless first + n == b.n;
+// the bits are multiply_panels' whatever the blocks.
+void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatrix& b, Index first, Index n, float* c,
+                            Index ldc, Index block_width, Index block_stride);
+
 // The packed form of the column block [column, column + width) of a weight (d, n), kept
 // while the weight lives and reused by every product with it: a session's weights stay the
 // same across most edits. Packs on a miss; safe from any thread.

@@ -228,6 +228,72 @@ TEST_CASE("big enough to run in parallel: matches the reference") {
   check_close(t->stage(Stage::Output), ref.output, "output", 1e-4, 1e-4);
 }
 
+// x (B, L, d) · w (d, heads·d_k) + bias, in double, one element at a time, laid out as the
+// trace keeps it: (B, heads, L, d_k).
+std::vector<double> heads_of_projection(const Tensor& x, const Tensor& w, const Tensor& bias, Index heads) {
+  const Index batch = x.shape[0], len = x.shape[1], d = x.shape[2], d_k = w.shape[1] / heads;
+  std::vector<double> out(static_cast<size_t>(batch * heads * len * d_k));
+  for (Index b = 0; b < batch; ++b)
+    for (Index h = 0; h < heads; ++h)
+      for (Index l = 0; l < len; ++l)
+        for (Index c = 0; c < d_k; ++c) {
+          double sum = bias.data[size_t(h * d_k + c)];
+          for (Index p = 0; p < d; ++p)
+            sum += double(x.data[size_t((b * len + l) * d + p)]) * w.data[size_t(p * w.shape[1] + h * d_k + c)];
+          out[size_t(((b * heads + h) * len + l) * d_k + c)] = sum;
+        }
+  return out;
+}
+
+TEST_CASE("projections with d_k a multiple of 16 are written straight into the heads") {
+  // d_k = 16 and 32 take the path that writes each head's rows in place (no copy); row
+  // blocks of B·L rows cross from one batch element to the next, K/V may have fewer heads,
+  // and a fused W_qkv's column blocks span Q, K and V.
+  auto check_projections = [](const al::Session& s, const al::Trace& t) {
+    const al::Config& c = s.config;
+    const Tensor& x_kv = c.attention == al::AttentionKind::Cross ? *s.x_kv : *s.x;
+    const Index kv = c.kv_heads(), d_k = c.d_model / c.num_heads;
+    check_close(t.stage(Stage::Q), heads_of_projection(*s.x, *s.weights.w_q, *s.weights.b_q, c.num_heads), "q");
+    check_close(t.stage(Stage::K), heads_of_projection(x_kv, *s.weights.w_k, *s.weights.b_k, kv), "k");
+    check_close(t.stage(Stage::V), heads_of_projection(x_kv, *s.weights.w_v, *s.weights.b_v, kv), "v");
+    CHECK(t.stage(Stage::K).shape == std::vector<Index>{x_kv.shape[0], kv, x_kv.shape[1], d_k});
+  };
+  SUBCASE("self attention, B = 3, L = 37, d_k = 32") {
+    al::Session s = random_projection_session(3, 37, 64, 2, 61);
+    check_projections(s, *compute_ok(s));
+  }
+  SUBCASE("grouped K/V: 4 query heads over 2, d_k = 16, B = 2, L = 150") {
+    al::Session s = with_kv_heads(random_projection_session(2, 150, 64, 4, 62), 2, 63);
+    check_projections(s, *compute_ok(s));
+  }
+  SUBCASE("cross attention, Lq = 20, Lk = 33, d_k = 16") {
+    al::Session s = random_projection_session(2, 20, 32, 2, 64);
+    s.config.attention = al::AttentionKind::Cross;
+    s.x_kv = random_tensor({2, 33, 32}, 65);
+    check_projections(s, *compute_ok(s));
+  }
+  SUBCASE("fused W_qkv: the same bits as separate weights") {
+    al::Session sep = random_projection_session(2, 70, 32, 2, 66);
+    const Index d = 32;
+    std::vector<float> w(size_t(d * 3 * d)), b;
+    const TensorPtr ws[3] = {sep.weights.w_q, sep.weights.w_k, sep.weights.w_v};
+    const TensorPtr bs[3] = {sep.weights.b_q, sep.weights.b_k, sep.weights.b_v};
+    for (int part = 0; part < 3; ++part) {
+      for (Index r = 0; r < d; ++r)
+        for (Index c = 0; c < d; ++c) w[size_t(r * 3 * d + part * d + c)] = ws[part]->data[size_t(r * d + c)];
+      b.insert(b.end(), bs[part]->data.begin(), bs[part]->data.end());
+    }
+    al::Session fused = sep;
+    fused.weights.w_q = fused.weights.w_k = fused.weights.w_v = nullptr;
+    fused.weights.b_q = fused.weights.b_k = fused.weights.b_v = nullptr;
+    fused.weights.w_qkv = tensor({d, 3 * d}, w);
+    fused.weights.b_qkv = tensor({3 * d}, b);
+    auto a = compute_ok(sep), f = compute_ok(fused);
+    check_projections(sep, *a);
+    for (Stage st : {Stage::Q, Stage::K, Stage::V, Stage::Output}) CHECK(f->stage(st).data == a->stage(st).data);
+  }
+}
+
 TEST_CASE("fused W_qkv gives the same trace as separate W_Q, W_K, W_V") {
   for (bool cross : {false, true}) {
     CAPTURE(cross);
