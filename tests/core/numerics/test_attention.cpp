@@ -228,6 +228,27 @@ TEST_CASE("big enough to run in parallel: matches the reference") {
   check_close(t->stage(Stage::Output), ref.output, "output", 1e-4, 1e-4);
 }
 
+namespace {
+
+// The same session with W_qkv = [W_Q | W_K | W_V] column blocks and b_qkv = [b_Q, b_K, b_V]
+// in place of the three separate weights.
+al::Session with_fused_qkv(al::Session s) {
+  const Index d = s.config.d_model;
+  std::vector<float> w(size_t(d * 3 * d)), b;
+  const TensorPtr ws[3] = {s.weights.w_q, s.weights.w_k, s.weights.w_v};
+  const TensorPtr bs[3] = {s.weights.b_q, s.weights.b_k, s.weights.b_v};
+  for (int part = 0; part < 3; ++part) {
+    for (Index r = 0; r < d; ++r)
+      for (Index c = 0; c < d; ++c) w[size_t(r * 3 * d + part * d + c)] = ws[part]->data[size_t(r * d + c)];
+    b.insert(b.end(), bs[part]->data.begin(), bs[part]->data.end());
+  }
+  s.weights.w_q = s.weights.w_k = s.weights.w_v = nullptr;
+  s.weights.b_q = s.weights.b_k = s.weights.b_v = nullptr;
+  s.weights.w_qkv = tensor({d, 3 * d}, w);
+  s.weights.b_qkv = tensor({3 * d}, b);
+  return s;
+}
+
 // x (B, L, d) · w (d, heads·d_k) + bias, in double, one element at a time, laid out as the
 // trace keeps it: (B, heads, L, d_k).
 std::vector<double> heads_of_projection(const Tensor& x, const Tensor& w, const Tensor& bias, Index heads) {
@@ -244,6 +265,8 @@ std::vector<double> heads_of_projection(const Tensor& x, const Tensor& w, const 
         }
   return out;
 }
+
+}  // namespace
 
 TEST_CASE("projections with d_k a multiple of 16 are written straight into the heads") {
   // d_k = 16 and 32 take the path that writes each head's rows in place (no copy); row
@@ -273,22 +296,8 @@ TEST_CASE("projections with d_k a multiple of 16 are written straight into the h
     check_projections(s, *compute_ok(s));
   }
   SUBCASE("fused W_qkv: the same bits as separate weights") {
-    al::Session sep = random_projection_session(2, 70, 32, 2, 66);
-    const Index d = 32;
-    std::vector<float> w(size_t(d * 3 * d)), b;
-    const TensorPtr ws[3] = {sep.weights.w_q, sep.weights.w_k, sep.weights.w_v};
-    const TensorPtr bs[3] = {sep.weights.b_q, sep.weights.b_k, sep.weights.b_v};
-    for (int part = 0; part < 3; ++part) {
-      for (Index r = 0; r < d; ++r)
-        for (Index c = 0; c < d; ++c) w[size_t(r * 3 * d + part * d + c)] = ws[part]->data[size_t(r * d + c)];
-      b.insert(b.end(), bs[part]->data.begin(), bs[part]->data.end());
-    }
-    al::Session fused = sep;
-    fused.weights.w_q = fused.weights.w_k = fused.weights.w_v = nullptr;
-    fused.weights.b_q = fused.weights.b_k = fused.weights.b_v = nullptr;
-    fused.weights.w_qkv = tensor({d, 3 * d}, w);
-    fused.weights.b_qkv = tensor({3 * d}, b);
-    auto a = compute_ok(sep), f = compute_ok(fused);
+    const al::Session sep = random_projection_session(2, 70, 32, 2, 66);
+    auto a = compute_ok(sep), f = compute_ok(with_fused_qkv(sep));
     check_projections(sep, *a);
     for (Stage st : {Stage::Q, Stage::K, Stage::V, Stage::Output}) CHECK(f->stage(st).data == a->stage(st).data);
   }
@@ -302,22 +311,7 @@ TEST_CASE("fused W_qkv gives the same trace as separate W_Q, W_K, W_V") {
       sep.config.attention = al::AttentionKind::Cross;
       sep.x_kv = random_tensor({2, 9, 8}, 99);
     }
-    // W_qkv = [W_Q | W_K | W_V] column blocks, b_qkv = [b_Q, b_K, b_V].
-    const Index d = 8;
-    std::vector<float> w(size_t(d * 3 * d)), b;
-    const TensorPtr ws[3] = {sep.weights.w_q, sep.weights.w_k, sep.weights.w_v};
-    const TensorPtr bs[3] = {sep.weights.b_q, sep.weights.b_k, sep.weights.b_v};
-    for (int part = 0; part < 3; ++part) {
-      for (Index r = 0; r < d; ++r)
-        for (Index c = 0; c < d; ++c) w[size_t(r * 3 * d + part * d + c)] = ws[part]->data[size_t(r * d + c)];
-      b.insert(b.end(), bs[part]->data.begin(), bs[part]->data.end());
-    }
-    al::Session fused = sep;
-    fused.weights.w_q = fused.weights.w_k = fused.weights.w_v = nullptr;
-    fused.weights.b_q = fused.weights.b_k = fused.weights.b_v = nullptr;
-    fused.weights.w_qkv = tensor({d, 3 * d}, w);
-    fused.weights.b_qkv = tensor({3 * d}, b);
-    auto a = compute_ok(sep), f = compute_ok(fused);
+    auto a = compute_ok(sep), f = compute_ok(with_fused_qkv(sep));
     for (Stage st : al::kAllStages)
       if (a->has(st)) check_same_values(f->stage(st), a->stage(st), al::stage_name(st), 1e-6);
   }
