@@ -34,8 +34,8 @@ void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, f
 // Columns [first, first + n) of A (m, b.k) · B, where C is cut into blocks of `block_width`
 // columns, block s at c + s · block_stride with rows ldc apart: a projection's (L, heads · d_k)
 // written straight into the (heads, L, d_k) layout the trace keeps, instead of through a copy.
-// `first` and `block_width` are multiples of kPanelWidth, as is n unless first + n == b.n;
-// the bits are multiply_panels' whatever the blocks.
+// `first` is a multiple of kPanelWidth, as is n unless first + n == b.n, and `block_width`
+// too unless it is at least n (one block); the bits are multiply_panels' whatever the blocks.
 void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatrix& b, Index first, Index n, float* c,
                             Index ldc, Index block_width, Index block_stride);
 

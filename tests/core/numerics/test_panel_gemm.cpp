@@ -1,7 +1,7 @@
 // The projections' GEMM (numerics/panel_gemm.hpp) against an explicit loop in double, on
 // shapes that leave partial register tiles, a partial last panel and several depth blocks;
-// the same bits however the rows and columns are split into calls; and the packed-weight
-// cache, which must never hand out the packing of a weight that is gone.
+// the same bits however the rows and columns are split into calls or written into blocks;
+// and the packed-weight cache, which must never hand out the packing of a weight that is gone.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -95,6 +95,25 @@ TEST_CASE("rows and columns split into separate calls give the same bits") {
     detail::multiply_panels(a.data.data() + first * 700, 700, rows, right, split.data() + first * 80 + 48, 80);
   }
   CHECK(split == whole);
+}
+
+TEST_CASE("multiply_panel_columns writes a column range into blocks apart, with multiply_panels' bits") {
+  // (13, 600) · (600, 112): columns 16 … 111 (six panels) into three blocks of 32 columns, each
+  // (13, 32) with rows 32 apart and blocks 13·32 + 5 floats apart, as a projection writes heads.
+  const Tensor a = random_normal({13, 600}, 35, 1.0), b = random_normal({600, 112}, 36, 1.0);
+  const std::vector<float> whole = product(a, b);
+  detail::PanelMatrix packed;
+  detail::pack_panels(b.data.data(), 112, 600, 112, packed);
+  const Index width = 32, stride = 13 * width + 5;
+  std::vector<float> blocks(static_cast<size_t>(3 * stride), -7.0f);
+  detail::multiply_panel_columns(a.data.data(), 600, 13, packed, 16, 96, blocks.data(), width, width, stride);
+  for (Index s = 0; s < 3; ++s) {
+    for (Index i = 0; i < 13; ++i)
+      for (Index c = 0; c < width; ++c)
+        REQUIRE(blocks[static_cast<size_t>(s * stride + i * width + c)] ==
+                whole[static_cast<size_t>(i * 112 + 16 + s * width + c)]);
+    for (Index gap = 13 * width; gap < stride; ++gap) CHECK(blocks[static_cast<size_t>(s * stride + gap)] == -7.0f);
+  }
 }
 
 TEST_CASE("packed_weight reuses a live weight's packing and never a dropped weight's") {
