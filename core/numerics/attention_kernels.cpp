@@ -20,6 +20,9 @@ namespace {
 // Rows per work item of the per-head pass: big enough for an efficient GEMM, small enough
 // that two cores share even a single head and cancellation is noticed quickly.
 constexpr Index kHeadRows = 128;
+// Rows of scores swept at a time by multiply_panels_scaled: their scaled rows are read back by
+// the softmax from L2.
+constexpr Index kSweepRows = 12;
 
 // Runs body(task) for task in [0, count), on the thread team (base/thread_team) when
 // `parallel`, skipping what is left once cancelled. Progress is reported by the calling
@@ -401,6 +404,17 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
     pack_panels(pass.v->data.data() + i * lk * d_k, d_k, lk, d_k, v_panels[static_cast<size_t>(i)]);
   });
 
+  // Above kSweepAboveKeys keys, K of each K/V head is packed once too, and Q·Kᵀ swept one tile
+  // of rows at a time (multiply_panels_scaled), with the scaling and the row max where nothing
+  // stands between them and the softmax. Eigen would zero each block of scores (over 1 MiB
+  // there, past a core's L2) and pack K again for it, and a second pass scaled it. Chosen by
+  // length alone, so an edit's recompute gives the bits of a fresh computation.
+  const bool sweep = lk > kSweepAboveKeys && (pass.scores.out || pass.scores.dropped);
+  std::vector<PanelMatrix> k_panels(sweep ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
+  parallel_for(static_cast<Index>(k_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
+    pack_panels_transposed(pass.k->data.data() + i * lk * d_k, d_k, d_k, lk, k_panels[static_cast<size_t>(i)]);
+  });
+
   std::mutex merge;
   for_each_task(tasks, flops > kParallelFlops, progress, from, to, [&](Index task) {
     TraceChecks checks;  // of this block's rows
@@ -430,37 +444,35 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
     }
     auto& [scores_block, scaled_block, biased_block, masked_block, weights_block, dropped_block] = block;
 
-    if (scores_block.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
-      MatrixMap scores(scores_block.out, rows, lk);
-      scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(b_kv).transpose();
-    }
-    for (Index i = first; i < first + rows; ++i) {
+    // Row i of the block after its scores: scaled, biased, masked, weights, dropped. `max` is the
+    // largest value of the row the softmax reads when already known.
+    auto finish_row = [&](Index i, std::optional<float> max) {
       const Index row = square + i * lk;   // in the (B, h, Lq, Lk) stage: dropout's cell index
       const Index at = (i - first) * lk;   // in the block
       const float* attend = pass.mask ? pass.mask + (b * lq + i) * lk : nullptr;
-      // The largest value of the row the softmax reads, found while writing it where possible.
-      std::optional<float> max;
-      const bool mask_with_scale = masked_block.out && attend && !plan.alibi();
-      const bool softmax_reads_scaled = masked_block.in == scaled_block.in;  // no mask, no ALiBi
-      if (scaled_block.out && (mask_with_scale || softmax_reads_scaled)) {  // one pass for both stages
-        max = scale_and_mask_row(scores_block.in + at, scale, scaled_block.out + at, attend, fill,
-                                 mask_with_scale ? masked_block.out + at : nullptr, lk);
-      } else {
-        if (scaled_block.out) {
-          const float* s = scores_block.in + at;
-          float* scaled = scaled_block.out + at;
-          for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
-        }
-        if (biased_block.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
-          const float* s = scaled_block.in + at;
-          float* biased = biased_block.out + at;
-          const double slope = plan.alibi_slopes[static_cast<size_t>(head)];
-          for (Index j = 0; j < lk; ++j) biased[j] = s[j] - static_cast<float>(slope * static_cast<double>(std::abs(i - j)));
-        }
-        if (masked_block.out) {
-          const float* s = biased_block.in + at;
-          float* masked = masked_block.out + at;
-          for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
+      if (!max) {  // else the sweep of the scores wrote scaled and found its largest value
+        const bool mask_with_scale = masked_block.out && attend && !plan.alibi();
+        const bool softmax_reads_scaled = masked_block.in == scaled_block.in;  // no mask, no ALiBi
+        if (scaled_block.out && (mask_with_scale || softmax_reads_scaled)) {  // one pass for both stages
+          max = scale_and_mask_row(scores_block.in + at, scale, scaled_block.out + at, attend, fill,
+                                   mask_with_scale ? masked_block.out + at : nullptr, lk);
+        } else {
+          if (scaled_block.out) {
+            const float* s = scores_block.in + at;
+            float* scaled = scaled_block.out + at;
+            for (Index j = 0; j < lk; ++j) scaled[j] = s[j] * scale;
+          }
+          if (biased_block.out) {  // ALiBi: − m_h·|i − j|, in float as the stages are
+            const float* s = scaled_block.in + at;
+            float* biased = biased_block.out + at;
+            const double slope = plan.alibi_slopes[static_cast<size_t>(head)];
+            for (Index j = 0; j < lk; ++j) biased[j] = s[j] - static_cast<float>(slope * static_cast<double>(std::abs(i - j)));
+          }
+          if (masked_block.out) {
+            const float* s = biased_block.in + at;
+            float* masked = masked_block.out + at;
+            for (Index j = 0; j < lk; ++j) masked[j] = attend[j] != 0.0f ? s[j] : fill;
+          }
         }
       }
       if (weights_block.out) {
@@ -476,6 +488,25 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
         for (Index j = 0; j < lk; ++j)
           dropped[j] = w[j] * (dropout_keeps(plan.dropout_seed, plan.dropout_p, row + j) ? keep_scale : 0.0f);
       }
+    };
+    const float* q_rows = pass.q->data.data() + (bh * lq + first) * d_k;
+    if (!k_panels.empty() && scores_block.out) {
+      // Q·Kᵀ a few rows at a time; with nothing between the scaling and the softmax, scaled
+      // in the same sweep and softmaxed while in cache.
+      const bool scale_in_sweep = scaled_block.out && masked_block.in == scaled_block.in;
+      float max[kSweepRows];
+      for (Index i = first; i < first + rows; i += kSweepRows) {
+        const Index count = std::min(kSweepRows, first + rows - i), at = (i - first) * lk;
+        multiply_panels_scaled(q_rows + (i - first) * d_k, d_k, count, k_panels[static_cast<size_t>(b_kv)], scale,
+                               scores_block.out + at, scale_in_sweep ? scaled_block.out + at : nullptr, lk, max);
+        for (Index r = 0; r < count; ++r) finish_row(i + r, scale_in_sweep ? std::optional<float>(max[r]) : std::nullopt);
+      }
+    } else {
+      if (scores_block.out) {  // (rows, Lk) = Q (rows, d_k) · Kᵀ (d_k, Lk)
+        MatrixMap scores(scores_block.out, rows, lk);
+        scores.noalias() = pass.q->matrix(bh).middleRows(first, rows) * pass.k->matrix(b_kv).transpose();
+      }
+      for (Index i = first; i < first + rows; ++i) finish_row(i, std::nullopt);
     }
     if (pass.context)  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
       multiply_panels(dropped_block.in, lk, rows, v_panels[static_cast<size_t>(b_kv)],

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +24,37 @@ constexpr int kTileRows = 12 / kPanelPackets;
 constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
+
+// acc[i] (+)= A[i, 0:depth] · panel[0:depth, :] for i < Rows: one fused multiply-add chain
+// per element, over p in order.
+template <int Rows>
+EIGEN_STRONG_INLINE void accumulate_tile(Packet (&acc)[Rows][kPanelPackets], const float* a, Index lda,
+                                         const float* panel, Index depth) {
+  using namespace Eigen::internal;
+  for (Index p = 0; p < depth; ++p) {
+    Packet column[kPanelPackets];
+    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * kPanelWidth + q * kLanes);
+    for (int i = 0; i < Rows; ++i) {
+      const Packet x = pset1<Packet>(a[i * lda + p]);
+      for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
+    }
+  }
+}
+
+// C[0:Rows, 0:cols] = acc.
+template <int Rows>
+EIGEN_STRONG_INLINE void store_tile(const Packet (&acc)[Rows][kPanelPackets], float* c, Index ldc, Index cols) {
+  using namespace Eigen::internal;
+  for (int i = 0; i < Rows; ++i) {
+    if (cols == kPanelWidth) {
+      for (int q = 0; q < kPanelPackets; ++q) pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+    } else {
+      float partial[kPanelWidth];
+      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
+      std::copy(partial, partial + cols, c + i * ldc);
+    }
+  }
+}
 
 // C[0:Rows, 0:cols] (+)= A[0:Rows, 0:depth] · panel[0:depth, 0:cols]: C is started from zero
 // on the first depth block and continued from its stored value on the next ones, so each
@@ -45,21 +77,49 @@ void multiply_tile(const float* a, Index lda, const float* panel, Index depth, f
         acc[i][q] = ploadu<Packet>(partial + q * kLanes);
       }
     }
-  for (Index p = 0; p < depth; ++p) {
-    Packet column[kPanelPackets];
-    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * kPanelWidth + q * kLanes);
-    for (int i = 0; i < Rows; ++i) {
-      const Packet x = pset1<Packet>(a[i * lda + p]);
-      for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
-    }
-  }
+  accumulate_tile<Rows>(acc, a, lda, panel, depth);
+  store_tile<Rows>(acc, c, ldc, cols);
+}
+
+// The tile of multiply_panels_scaled: C[0:Rows, 0:cols] = A · panel over the whole depth and,
+// unless `scaled` is null, scaled = C · scale and max[i] = pmax(max[i], scaled row i) over the
+// `cols` real columns.
+template <int Rows>
+void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index depth, float scale, float* c,
+                          float* scaled, Index ldc, Index cols, Packet* max) {
+  using namespace Eigen::internal;
+  Packet acc[Rows][kPanelPackets];
+  for (int i = 0; i < Rows; ++i)
+    for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pset1<Packet>(0.0f);
+  accumulate_tile<Rows>(acc, a, lda, panel, depth);
+  if (!scaled) return store_tile<Rows>(acc, c, ldc, cols);
+  const Packet factor = pset1<Packet>(scale);
   for (int i = 0; i < Rows; ++i) {
     if (cols == kPanelWidth) {
-      for (int q = 0; q < kPanelPackets; ++q) pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
-    } else {
+      for (int q = 0; q < kPanelPackets; ++q) {
+        const Packet v = pmul(acc[i][q], factor);
+        pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+        pstoreu(scaled + i * ldc + q * kLanes, v);
+        max[i] = pmax(max[i], v);
+      }
+    } else {  // the last panel: its padding columns are left out of the max
+      float partial[kPanelWidth];
       for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
       std::copy(partial, partial + cols, c + i * ldc);
+      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, pmul(acc[i][q], factor));
+      std::copy(partial, partial + cols, scaled + i * ldc);
+      std::fill(partial + cols, partial + kPanelWidth, -std::numeric_limits<float>::infinity());
+      for (int q = 0; q < kPanelPackets; ++q) max[i] = pmax(max[i], ploadu<Packet>(partial + q * kLanes));
     }
+  }
+}
+
+template <int Rows = 1>
+void multiply_short_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index depth, float scale,
+                                float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+  if constexpr (Rows < kTileRows) {
+    if (rows == Rows) return multiply_tile_scaled<Rows>(a, lda, panel, depth, scale, c, scaled, ldc, cols, max);
+    multiply_short_tile_scaled<Rows + 1>(rows, a, lda, panel, depth, scale, c, scaled, ldc, cols, max);
   }
 }
 
@@ -87,6 +147,42 @@ void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) 
       std::memcpy(row, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
       std::fill(row + cols, row + kPanelWidth, 0.0f);
     }
+  }
+}
+
+void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, PanelMatrix& out) {
+  const Index panels = (n + kPanelWidth - 1) / kPanelWidth;
+  out.k = k;
+  out.n = n;
+  out.data.resize(static_cast<size_t>(panels * k * kPanelWidth));
+  for (Index j = 0; j < panels; ++j) {
+    const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
+    float* panel = out.data.data() + j * k * kPanelWidth;
+    for (Index x = 0; x < kPanelWidth; ++x)
+      for (Index p = 0; p < k; ++p) panel[p * kPanelWidth + x] = x < cols ? bt[(first + x) * ldbt + p] : 0.0f;
+  }
+}
+
+void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatrix& b, float scale, float* c,
+                            float* scaled, Index ldc, float* row_max) {
+  using namespace Eigen::internal;
+  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth;
+  for (Index i = 0; i < m; i += kTileRows) {
+    const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
+    Packet max[kTileRows];
+    std::fill(max, max + kTileRows, pset1<Packet>(-std::numeric_limits<float>::infinity()));
+    for (Index j = 0; j < panels; ++j) {
+      const float* panel = b.data.data() + j * b.k * kPanelWidth;
+      const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, b.n - x);
+      float* tile = c + i * ldc + x;
+      float* scaled_tile = scaled ? scaled + i * ldc + x : nullptr;
+      if (rows == kTileRows)
+        multiply_tile_scaled<kTileRows>(a + i * lda, lda, panel, b.k, scale, tile, scaled_tile, ldc, cols, max);
+      else
+        multiply_short_tile_scaled(rows, a + i * lda, lda, panel, b.k, scale, tile, scaled_tile, ldc, cols, max);
+    }
+    if (scaled)
+      for (int r = 0; r < rows; ++r) row_max[i + r] = predux_max(max[r]);
   }
 }
 

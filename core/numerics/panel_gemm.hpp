@@ -3,9 +3,10 @@
 // in place: the projections' GEMMs and the per-head ·V. Eigen's GEMM packs both operands at
 // every call, and packing the weights was 14 % of a trace at L = 64 (16 % with the input); a
 // weight is the B of every row block of every trace of a session, so it is packed once while
-// it lives, and V once per head. (QKᵀ stays with Eigen: there this kernel was slower, its
-// first stores going to lines not in cache, where Eigen zeroes the block first.) Compiled in each kernel copy
-// (numerics/kernel_dispatch.hpp): the layout is the same in both, the packets are the copy's.
+// it lives, and V once per head. QKᵀ uses it only above 2048 keys (multiply_panels_scaled,
+// numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of scores that fits in L2 was
+// faster. Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the layout is the same
+// in both, the packets are the copy's.
 //
 // Every C element is one chain of fused multiply-adds over p = 0 … k−1 in order, whatever
 // the row or column blocking (fused where the copy has FMA): the same inputs give the same
@@ -27,6 +28,9 @@ struct PanelMatrix {
 
 // Packs B (k, n), row stride ldb, into `out` (its buffer is reused when large enough).
 void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out);
+
+// Packs B (k, n) given as its transpose bt (n, k), row stride ldbt: K (Lk, d_k) as the B of Q·Kᵀ.
+void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, PanelMatrix& out);
 
 // C (m, b.n) = A (m, b.k) · B; A and C row-major with row strides lda and ldc.
 void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc);
@@ -57,5 +61,14 @@ struct WeightBlock {
 // weight) across the thread team when `parallel`. Hits are looked up on this thread: a
 // parallel pass costs a hand-over to the other thread even when it is awake.
 void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel);
+
+// Q·Kᵀ with K packed once: C (m, b.n) = A (m, b.k) · B, one sweep over B for each tile of rows,
+// so each row of C is written whole from registers (no zeroing first). With `scaled` (for a
+// softmax with no mask or bias before it) also scaled = C · scale and row_max[i] = the largest
+// value of scaled's row i, NaNs left out as in row_max (numerics/row_kernels.hpp), -inf for an
+// empty row: no second pass to scale. Rows ldc apart in C and scaled. Each C element is
+// multiply_panels' chain, so the same bits.
+void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatrix& b, float scale, float* c,
+                            float* scaled, Index ldc, float* row_max);
 
 }  // namespace al::detail

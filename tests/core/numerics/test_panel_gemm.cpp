@@ -1,10 +1,12 @@
 // The projections' GEMM (numerics/panel_gemm.hpp) against an explicit loop in double, on
 // shapes that leave partial register tiles, a partial last panel and several depth blocks;
-// the same bits however the rows and columns are split into calls or written into blocks;
-// and the packed-weight cache, which must never hand out the packing of a weight that is gone.
+// the same bits however the rows and columns are split into calls or written into blocks, or
+// computed with the scores' scaling and row max (multiply_panels_scaled); and the
+// packed-weight cache, which must never hand out the packing of a weight that is gone.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "base/random.hpp"
@@ -113,6 +115,70 @@ TEST_CASE("multiply_panel_columns writes a column range into blocks apart, with 
         REQUIRE(blocks[static_cast<size_t>(s * stride + i * width + c)] ==
                 whole[static_cast<size_t>(i * 112 + 16 + s * width + c)]);
     for (Index gap = 13 * width; gap < stride; ++gap) CHECK(blocks[static_cast<size_t>(s * stride + gap)] == -7.0f);
+  }
+}
+
+TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and each row's max without the padding") {
+  struct Shape {
+    Index m, k, n;
+  };
+  // K given as (n, k) rows, packed from its transpose. Rows leaving short tiles (1, 13, 7),
+  // a partial last panel (37, 2100), a depth over the 512-deep block of multiply_panels.
+  for (Shape s : {Shape{1, 1, 1}, Shape{13, 16, 37}, Shape{7, 64, 2100}, Shape{25, 513, 48}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.n);
+    const Tensor a = random_normal({s.m, s.k}, 51, 1.0), bt = random_normal({s.n, s.k}, 52, 1.0);
+    Tensor b({s.k, s.n});
+    for (Index p = 0; p < s.k; ++p)
+      for (Index j = 0; j < s.n; ++j) b.data[static_cast<size_t>(p * s.n + j)] = bt.at({j, p});
+    detail::PanelMatrix from_rows, from_transpose;
+    detail::pack_panels(b.data.data(), s.n, s.k, s.n, from_rows);
+    detail::pack_panels_transposed(bt.data.data(), s.k, s.k, s.n, from_transpose);
+    REQUIRE(from_transpose.data == from_rows.data);
+
+    const std::vector<float> expected = product(a, b);
+    for (float scale : {0.125f, -0.3f}) {
+      std::vector<float> c(expected.size(), -1.0f), scaled(expected.size(), -1.0f);
+      std::vector<float> max(static_cast<size_t>(s.m), 99.0f);
+      detail::multiply_panels_scaled(a.data.data(), s.k, s.m, from_transpose, scale, c.data(), scaled.data(), s.n,
+                                     max.data());
+      CHECK(c == expected);
+      for (Index i = 0; i < s.m; ++i) {
+        float row_max = -std::numeric_limits<float>::infinity();
+        for (Index j = 0; j < s.n; ++j) {
+          const size_t at = static_cast<size_t>(i * s.n + j);
+          REQUIRE(scaled[at] == c[at] * scale);
+          row_max = std::max(row_max, scaled[at]);
+        }
+        CHECK(max[static_cast<size_t>(i)] == row_max);
+      }
+      // Without `scaled` only C is written.
+      std::vector<float> alone(expected.size(), -1.0f), untouched(static_cast<size_t>(s.m), 99.0f);
+      detail::multiply_panels_scaled(a.data.data(), s.k, s.m, from_transpose, scale, alone.data(), nullptr, s.n,
+                                     untouched.data());
+      CHECK(alone == expected);
+      CHECK(untouched == std::vector<float>(static_cast<size_t>(s.m), 99.0f));
+    }
+  }
+}
+
+TEST_CASE("multiply_panels_scaled's row max: all values negative past a partial panel, and NaN left out") {
+  // 21 keys: the last panel has 5 and 11 zero columns of padding, which must not count as 0.
+  const Index m = 8, k = 4, n = 21;
+  const Tensor a({m, k}, 1.0f);
+  Tensor bt({n, k});
+  for (Index j = 0; j < n; ++j)
+    for (Index p = 0; p < k; ++p) bt.data[static_cast<size_t>(j * k + p)] = 1.0f + static_cast<float>(j);
+  bt.data[static_cast<size_t>(20 * k)] = std::numeric_limits<float>::quiet_NaN();  // key 20 gives NaN
+  detail::PanelMatrix packed;
+  detail::pack_panels_transposed(bt.data.data(), k, k, n, packed);
+  std::vector<float> c(static_cast<size_t>(m * n)), scaled(c.size()), max(static_cast<size_t>(m));
+  detail::multiply_panels_scaled(a.data.data(), k, m, packed, -0.5f, c.data(), scaled.data(), n, max.data());
+  // Row i: scores 4 (j + 1) for j < 20, scaled −2 (j + 1): the largest is −2 (key 0).
+  for (Index i = 0; i < m; ++i) {
+    CHECK(std::isnan(scaled[static_cast<size_t>(i * n + 20)]));
+    CHECK(scaled[static_cast<size_t>(i * n + 19)] == -40.0f);
+    CHECK(max[static_cast<size_t>(i)] == -2.0f);
   }
 }
 
