@@ -135,11 +135,21 @@ void multiply_short_tile(int rows, const float* a, Index lda, const float* panel
 
 }  // namespace
 
-void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
+namespace {
+
+// Sizes `out` for B (k, n) and returns its number of panels.
+Index size_panels(Index k, Index n, PanelMatrix& out) {
   const Index panels = (n + kPanelWidth - 1) / kPanelWidth;
   out.k = k;
   out.n = n;
   out.data.resize(static_cast<size_t>(panels * k * kPanelWidth));
+  return panels;
+}
+
+}  // namespace
+
+void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
+  const Index panels = size_panels(k, n, out);
   for (Index j = 0; j < panels; ++j) {
     const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
     for (Index p = 0; p < k; ++p) {
@@ -151,10 +161,7 @@ void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) 
 }
 
 void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, PanelMatrix& out) {
-  const Index panels = (n + kPanelWidth - 1) / kPanelWidth;
-  out.k = k;
-  out.n = n;
-  out.data.resize(static_cast<size_t>(panels * k * kPanelWidth));
+  const Index panels = size_panels(k, n, out);
   for (Index j = 0; j < panels; ++j) {
     const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
     float* panel = out.data.data() + j * k * kPanelWidth;
