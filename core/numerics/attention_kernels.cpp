@@ -442,7 +442,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
         block[k] = {scratch[k].data(), scratch[k].data()};
       }
     }
-    auto& [scores_block, scaled_block, biased_block, masked_block, weights_block, dropped_block] = block;
+    // Named references rather than a structured binding, which C++17 lambdas cannot capture.
+    StageBuffers &scores_block = block[0], &scaled_block = block[1], &biased_block = block[2];
+    StageBuffers &masked_block = block[3], &weights_block = block[4], &dropped_block = block[5];
 
     // Row i of the block after its scores: scaled, biased, masked, weights, dropped. `max` is the
     // largest value of the row the softmax reads when already known.
