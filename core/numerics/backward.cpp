@@ -7,13 +7,21 @@
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/kernel_dispatch.hpp"
+#include "numerics/panel_gemm.hpp"
 #include "numerics/positions.hpp"
 
 namespace al {
 
 namespace {
 
+using detail::kPanelWidth;
+using detail::multiply_panel_columns;
+using detail::pack_panels;
+using detail::pack_weight_blocks;
+using detail::packed_weight;
+using detail::PanelMatrix;
 using detail::Plan;
+using detail::WeightBlock;
 using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
 using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 
@@ -191,24 +199,60 @@ void heads_backward(const Plan& plan, const Trace& trace, const ModelLayout& d_c
   });
 }
 
-// out (n, m) = a (n, k) · b (k, m), parallel over blocks of rows (n large, k and m moderate).
-template <class A, class B>
-void multiply_rows(const A& a, const B& b, MatrixMap out) {
-  const Index n = a.rows(), blocks = (n + kBlock - 1) / kBlock;
-  for_each_block(blocks, 2.0 * n * a.cols() * b.cols(), [&](Index task) {
-    const Index first = task * kBlock, count = std::min(kBlock, n - first);
-    out.middleRows(first, count).noalias() = a.middleRows(first, count) * b;
+// One product A (m, b.k) · B of a sum C = Σ A · B, A row-major with rows lda apart.
+struct PackedTerm {
+  const float* a;
+  Index lda;
+  const PanelMatrix* b;
+};
+
+// C (m, n) = Σ terms, rows ldc apart.
+struct PackedProduct {
+  std::vector<PackedTerm> terms;
+  Index m, n;
+  float* c;
+  Index ldc;
+};
+
+// Every product on the panel kernel (numerics/panel_gemm), in one pass over the thread team:
+// each B is packed once for the whole product, where Eigen's GEMM packed it again for every
+// block of rows (8 % of a forward + backward at L = 512, docs/performance.md). Tasks are
+// blocks of kBlock rows, and where a product has fewer than four, also blocks of columns
+// cut at panel edges.
+void multiply_packed(const std::vector<PackedProduct>& products) {
+  constexpr Index kTasksWanted = 4, kMinPanels = 8;
+  struct Task {
+    const PackedProduct* product;
+    Index first, rows, column, width;
+  };
+  std::vector<Task> tasks;
+  double flops = 0;
+  for (const PackedProduct& p : products) {
+    const Index row_blocks = (p.m + kBlock - 1) / kBlock, panels = (p.n + kPanelWidth - 1) / kPanelWidth;
+    const Index splits =
+        std::max<Index>(1, std::min((kTasksWanted + row_blocks - 1) / row_blocks, panels / kMinPanels));
+    const Index columns = (panels + splits - 1) / splits * kPanelWidth;  // whole panels
+    for (Index first = 0; first < p.m; first += kBlock)
+      for (Index column = 0; column < p.n; column += columns)
+        tasks.push_back({&p, first, std::min(kBlock, p.m - first), column, std::min(columns, p.n - column)});
+    for (const PackedTerm& t : p.terms) flops += 2.0 * p.m * p.n * t.b->k;
+  }
+  for_each_block(static_cast<Index>(tasks.size()), flops, [&](Index i) {
+    const Task& t = tasks[static_cast<size_t>(i)];
+    const PackedProduct& p = *t.product;
+    for (size_t j = 0; j < p.terms.size(); ++j)
+      multiply_panel_columns(p.terms[j].a + t.first * p.terms[j].lda, p.terms[j].lda, t.rows, *p.terms[j].b,
+                             t.column, t.width, p.c + t.first * p.ldc + t.column, p.ldc, t.width, 0, j > 0);
   });
 }
 
-// out (k, m) = aᵀ · c for a (n, k), c (n, m): the sum over n rows, parallel over blocks of m.
-template <class A, class C>
-void multiply_transposed_columns(const A& a, const C& c, StridedMap out) {
-  const Index m = c.cols(), blocks = (m + kBlock - 1) / kBlock;
-  for_each_block(blocks, 2.0 * a.rows() * a.cols() * m, [&](Index task) {
-    const Index first = task * kBlock, count = std::min(kBlock, m - first);
-    out.middleCols(first, count).noalias() = a.transpose() * c.middleCols(first, count);
-  });
+// Aᵀ (cols, rows) of A (rows, cols), row stride lda, with the rows flagged in `zero_rows`
+// (if not empty) read as 0: the left operand of a weight's gradient, Aᵀ · dP.
+Matrix transposed(const float* a, Index rows, Index cols, Index lda, const std::vector<unsigned char>& zero_rows) {
+  Matrix t = StridedConstMap(a, rows, cols, Eigen::OuterStride<>(lda)).transpose();
+  for (Index r = 0; r < static_cast<Index>(zero_rows.size()); ++r)
+    if (zero_rows[static_cast<size_t>(r)]) t.col(r).setZero();
+  return t;
 }
 
 // Column sums of a (n, m) matrix into `out` (m), in double.
@@ -219,29 +263,27 @@ void column_sums(const A& a, float* out) {
 }
 
 Tensor zeros_like(const TensorPtr& t) { return Tensor(t->shape); }
-
-// A row-major view of a (B, L, d) or (L, d) input as (B·L, d).
-ConstMatrixMap rows_of(const Tensor& t, Index d) { return ConstMatrixMap(t.data.data(), t.size() / d, d); }
+// For a gradient the products write whole.
+Tensor overwritten_like(const TensorPtr& t) { return Tensor::for_overwrite(t->shape); }
 
 // output = concat·W_O + b_O: dConcat = dOutput·W_Oᵀ, dW_O = concatᵀ·dOutput, db_O = Σ_rows dOutput.
 void output_backward(const Plan& plan, const Trace& trace, const Tensor& d_output, Tensor& d_concat,
                      Tensor& d_w_o, Tensor* d_b_o) {
-  const Index d = plan.dims.d_model;
-  const ConstMatrixMap g = rows_of(d_output, d);  // (B·Lq, d_model)
-  const ConstMatrixMap w_o(plan.w_o->data.data(), d, d);
-  multiply_rows(g, w_o.transpose(), MatrixMap(d_concat.data.data(), g.rows(), d));
-  const std::vector<unsigned char> absent = absent_queries(trace);
-  const ConstMatrixMap concat = rows_of(trace.stage(Stage::Concat), d);
-  StridedMap dw(d_w_o.data.data(), d, d, Eigen::OuterStride<>(d));
-  if (absent.empty()) {
-    multiply_transposed_columns(concat, g, dw);
-  } else {  // absent queries' NaN rows of concat read as 0
-    Matrix present = concat;
-    for (Index r = 0; r < present.rows(); ++r)
-      if (absent[static_cast<size_t>(r)]) present.row(r).setZero();
-    multiply_transposed_columns(present, g, dw);
-  }
-  if (d_b_o) column_sums(g, d_b_o->data.data());
+  const Index d = plan.dims.d_model, rows = d_output.size() / d;
+  const float* g = d_output.data.data();  // (B·Lq, d_model)
+  // W_Oᵀ packed (kept while W_O lives), dOutput packed, and concatᵀ with the absent
+  // queries' NaN rows as 0, side by side on the team.
+  std::vector<WeightBlock> w_o_t = {{plan.w_o, 0, d, nullptr, true}};
+  PanelMatrix g_panels;
+  Matrix concat_t;
+  for_each_block(3, 2.0 * rows * d * d, [&](Index task) {
+    if (task == 0) pack_weight_blocks(w_o_t, false);
+    if (task == 1) pack_panels(g, d, rows, d, g_panels);
+    if (task == 2) concat_t = transposed(trace.stage(Stage::Concat).data.data(), rows, d, d, absent_queries(trace));
+  });
+  multiply_packed({{{{g, d, w_o_t[0].packed.get()}}, rows, d, d_concat.data.data(), d},
+                   {{{concat_t.data(), rows, &g_panels}}, d, d, d_w_o.data.data(), d}});
+  if (d_b_o) column_sums(ConstMatrixMap(g, rows, d), d_b_o->data.data());
 }
 
 // One projection GEMM seen backwards: `input` times column blocks of weights
@@ -277,40 +319,44 @@ struct WeightGradients {
 // weight blocks side by side (d_model, Σ widths).
 void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& group, Tensor& d_input,
                          WeightGradients& out) {
-  const Index d = plan.dims.d_model, width = group.d_projected.cols();
-  const ConstMatrixMap x = rows_of(*group.input, d);
-  const Index first_column = plan.qkv[group.targets.front()].column;
-  Matrix w_group;  // (d, width) when the blocks are separate matrices
-  if (!fused) {
-    w_group.resize(d, width);
-    Index column = 0;
-    for (int i : group.targets) {
-      const Index w = projected_width(plan.dims, i);
-      w_group.middleCols(column, w) = ConstMatrixMap(plan.qkv[i].weight->data.data(), d, w);
-      column += w;
-    }
-  }
-  const Index fused_stride = fused ? plan.qkv[0].weight->cols() : width;
-  const StridedConstMap w = fused ? StridedConstMap(plan.qkv[0].weight->data.data() + first_column, d, width,
-                                                    Eigen::OuterStride<>(fused_stride))
-                                  : StridedConstMap(w_group.data(), d, width, Eigen::OuterStride<>(width));
-  multiply_rows(group.d_projected, w.transpose(), MatrixMap(d_input.data.data(), x.rows(), d));
-
-  if (fused) {
-    multiply_transposed_columns(x, group.d_projected,
-                                StridedMap(out.w_qkv.data.data() + first_column, d, width,
-                                           Eigen::OuterStride<>(fused_stride)));
-    if (plan.qkv[0].bias) column_sums(group.d_projected, out.b_qkv.data.data() + first_column);
-    return;
-  }
-  Matrix d_w(d, width);
-  multiply_transposed_columns(x, group.d_projected, StridedMap(d_w.data(), d, width, Eigen::OuterStride<>(width)));
+  const Index d = plan.dims.d_model, rows = group.d_projected.rows(), width = group.d_projected.cols();
+  const float* dp = group.d_projected.data();  // (B·L, width)
+  const size_t targets = group.targets.size();
+  std::vector<WeightBlock> w_t;  // each target's W_iᵀ (w_i, d_model)
+  std::vector<Index> offsets;    // each target's first column in dP
   Index column = 0;
   for (int i : group.targets) {
-    const Index w_i = projected_width(plan.dims, i);
-    MatrixMap(out.w[i].data.data(), d, w_i) = d_w.middleCols(column, w_i);
-    if (plan.qkv[i].bias) column_sums(group.d_projected.middleCols(column, w_i), out.b[i].data.data());
-    column += w_i;
+    w_t.push_back({plan.qkv[i].weight, plan.qkv[i].column, projected_width(plan.dims, i), nullptr, true});
+    offsets.push_back(column);
+    column += w_t.back().width;
+  }
+  // The packed W_iᵀ (kept while the weight lives), dP's blocks packed, and xᵀ, side by side on the team.
+  std::vector<PanelMatrix> dp_panels(targets);
+  Matrix x_t;  // (d_model, B·L)
+  for_each_block(static_cast<Index>(2 * targets + 1), 4.0 * rows * d * width, [&](Index task) {
+    const auto t = static_cast<size_t>(task);
+    if (t < targets) {
+      w_t[t].packed = packed_weight(w_t[t].weight, w_t[t].column, w_t[t].width, true);
+    } else if (t < 2 * targets) {
+      pack_panels(dp + offsets[t - targets], width, rows, w_t[t - targets].width, dp_panels[t - targets]);
+    } else {
+      x_t = transposed(group.input->data.data(), rows, d, d, {});
+    }
+  });
+  std::vector<PackedProduct> products(1, {{}, rows, d, d_input.data.data(), d});  // dX = Σ dP_i · W_iᵀ
+  for (size_t t = 0; t < targets; ++t) products[0].terms.push_back({dp + offsets[t], width, w_t[t].packed.get()});
+  for (size_t t = 0; t < targets; ++t) {  // dW_i = xᵀ · dP_i
+    const int i = group.targets[t];
+    Tensor& d_w = fused ? out.w_qkv : out.w[i];
+    const Index first = fused ? plan.qkv[i].column : 0;
+    products.push_back({{{x_t.data(), rows, &dp_panels[t]}}, d, w_t[t].width, d_w.data.data() + first, d_w.cols()});
+  }
+  multiply_packed(products);
+  for (size_t t = 0; t < targets; ++t) {
+    const int i = group.targets[t];
+    if (plan.qkv[i].bias)
+      column_sums(group.d_projected.middleCols(offsets[t], w_t[t].width),
+                  (fused ? out.b_qkv : out.b[i]).data.data() + (fused ? plan.qkv[i].column : 0));
   }
 }
 
@@ -362,7 +408,7 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
   auto d_concat = std::make_shared<Tensor>(std::vector<Index>{d.batch, d.len_q, d.d_model});
   std::optional<Tensor> d_w_o, d_b_o;
   if (plan.w_o) {
-    d_w_o = zeros_like(plan.w_o);
+    d_w_o = overwritten_like(plan.w_o);
     if (plan.b_o) d_b_o = zeros_like(plan.b_o);
     output_backward(plan, trace, d_output, *d_concat, *d_w_o, d_b_o ? &*d_b_o : nullptr);
   } else {
@@ -440,18 +486,18 @@ Result<Gradients> backward(const Session& session, const Trace& trace, const Ten
     WeightGradients w;
     const Weights& sw = session.weights;
     if (sw.fused()) {
-      w.w_qkv = zeros_like(sw.w_qkv);
+      w.w_qkv = overwritten_like(sw.w_qkv);
       if (plan.qkv[0].bias) w.b_qkv = zeros_like(sw.b_qkv);
     } else {
       const TensorPtr* ws[3] = {&sw.w_q, &sw.w_k, &sw.w_v};
       const TensorPtr* bs[3] = {&sw.b_q, &sw.b_k, &sw.b_v};
       for (int i = 0; i < 3; ++i) {
-        w.w[i] = zeros_like(*ws[i]);
+        w.w[i] = overwritten_like(*ws[i]);
         if (plan.qkv[i].bias) w.b[i] = zeros_like(*bs[i]);
       }
     }
     for (ProjectionGroup& g : groups) {
-      Tensor d_input = zeros_like(g.input);
+      Tensor d_input = overwritten_like(g.input);
       projection_backward(plan, sw.fused(), g, d_input, w);
       // x + PE: the positions are constants, so dX = d(x_pos), in x's own shape.
       if (options.keep_stages && trace.has(g.positioned)) at(g.positioned) = std::make_shared<Tensor>(d_input);

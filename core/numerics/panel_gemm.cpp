@@ -198,8 +198,9 @@ void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, f
 }
 
 void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatrix& b, Index first, Index n, float* c,
-                            Index ldc, Index block_width, Index block_stride) {
+                            Index ldc, Index block_width, Index block_stride, bool accumulate) {
   if (b.k == 0) {  // an empty sum
+    if (accumulate) return;
     for (Index x = 0; x < n; ++x)
       for (Index i = 0; i < m; ++i) c[x / block_width * block_stride + i * ldc + x % block_width] = 0.0f;
     return;
@@ -215,9 +216,9 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
         const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
         float* tile = column + i * ldc;
         if (rows == kTileRows)
-          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0);
+          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0 && !accumulate);
         else
-          multiply_short_tile(rows, a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0);
+          multiply_short_tile(rows, a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0 && !accumulate);
       }
     }
   }
@@ -229,42 +230,52 @@ struct CachedWeight {
   std::weak_ptr<const Tensor> weight;  // expired once the session drops it
   const Tensor* address;
   Index column, width;
+  bool transposed;
   std::shared_ptr<const PanelMatrix> packed;
 };
-// A session's four weights in up to eight column blocks each; the oldest entry goes first.
-constexpr size_t kCachedWeights = 32;
+// A session's four weights in up to eight column blocks each, and their transposes for the
+// backward pass; the oldest entry goes first.
+constexpr size_t kCachedWeights = 40;
 std::mutex weight_cache_mutex;
 auto& weight_cache = *new std::vector<CachedWeight>;  // never destroyed: computations may end during exit
 
 }  // namespace
 
-std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width) {
+std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width,
+                                                      bool transposed) {
   std::lock_guard<std::mutex> lock(weight_cache_mutex);
   for (const CachedWeight& e : weight_cache)
-    if (e.address == weight.get() && !e.weight.expired() && e.column == column && e.width == width) return e.packed;
+    if (e.address == weight.get() && !e.weight.expired() && e.column == column && e.width == width &&
+        e.transposed == transposed)
+      return e.packed;
   return nullptr;
 }
 
-std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width) {
-  if (auto found = find_packed_weight(weight, column, width)) return found;
+std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width,
+                                                 bool transposed) {
+  if (auto found = find_packed_weight(weight, column, width, transposed)) return found;
   auto packed = std::make_shared<PanelMatrix>();
-  pack_panels(weight->data.data() + column, weight->cols(), weight->rows(), width, *packed);
+  const float* block = weight->data.data() + column;
+  if (transposed)
+    pack_panels_transposed(block, weight->cols(), width, weight->rows(), *packed);
+  else
+    pack_panels(block, weight->cols(), weight->rows(), width, *packed);
   std::lock_guard<std::mutex> lock(weight_cache_mutex);
   weight_cache.erase(std::remove_if(weight_cache.begin(), weight_cache.end(),
                                     [](const CachedWeight& e) { return e.weight.expired(); }),
                      weight_cache.end());
   if (weight_cache.size() >= kCachedWeights) weight_cache.erase(weight_cache.begin());
-  weight_cache.push_back({weight, weight.get(), column, width, packed});
+  weight_cache.push_back({weight, weight.get(), column, width, transposed, packed});
   return packed;
 }
 
 void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
   std::vector<WeightBlock*> missing;
   for (WeightBlock& b : blocks)
-    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width))) missing.push_back(&b);
+    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width, b.transposed))) missing.push_back(&b);
   parallel_for(static_cast<Index>(missing.size()), parallel, [&](Index m, bool) {
     WeightBlock& b = *missing[static_cast<size_t>(m)];
-    b.packed = packed_weight(b.weight, b.column, b.width);
+    b.packed = packed_weight(b.weight, b.column, b.width, b.transposed);
   });
 }
 

@@ -40,21 +40,27 @@ void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, f
 // written straight into the (heads, L, d_k) layout the trace keeps, instead of through a copy.
 // `first` is a multiple of kPanelWidth, as is n unless first + n == b.n, and `block_width`
 // too unless it is at least n (one block); the bits are multiply_panels' whatever the blocks.
+// With `accumulate`, C += A · B: each element's chain goes on from C's value (a sum of
+// products with several B, as the backward pass's dX = Σ dP_i · W_iᵀ).
 void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatrix& b, Index first, Index n, float* c,
-                            Index ldc, Index block_width, Index block_stride);
+                            Index ldc, Index block_width, Index block_stride, bool accumulate = false);
 
 // The packed form of the column block [column, column + width) of a weight (d, n), kept
 // while the weight lives and reused by every product with it: a session's weights stay the
-// same across most edits. Packs on a miss; safe from any thread.
-std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width);
+// same across most edits. With `transposed`, the block's transpose (width, d) instead: the
+// B of the backward pass's dX = dP · Wᵀ. Packs on a miss; safe from any thread.
+std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width,
+                                                 bool transposed = false);
 // The same, only if it is packed already; else null.
-std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width);
+std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width,
+                                                      bool transposed = false);
 
-// A column block of a weight and its packed form.
+// A column block of a weight (or its transpose) and its packed form.
 struct WeightBlock {
   TensorPtr weight;  // null: nothing to pack (direct mode)
   Index column = 0, width = 0;
   std::shared_ptr<const PanelMatrix> packed;
+  bool transposed = false;
 };
 
 // Fills every block's `packed`, packing those not packed yet (a new session, an edited

@@ -191,6 +191,20 @@ TEST_CASE("packed_weight reuses a live weight's packing and never a dropped weig
   CHECK(first->n == 32);
   CHECK(first->data[0] == w->at({0, 16}));
 
+  // The block's transpose B = W[:, 16:48]ᵀ (32, 32) is cached apart from the block:
+  // B[p][x] = W[x][16 + p], panel by panel.
+  const auto transposed = detail::packed_weight(w, 16, 32, true);
+  CHECK(transposed != first);
+  CHECK(detail::packed_weight(w, 16, 32, true) == transposed);
+  CHECK(detail::packed_weight(w, 16, 32) == first);
+  REQUIRE(transposed->k == 32);
+  REQUIRE(transposed->n == 32);
+  for (Index panel = 0; panel < 2; ++panel)
+    for (Index p = 0; p < 32; ++p)
+      for (Index x = 0; x < detail::kPanelWidth; ++x)
+        CHECK(transposed->data[static_cast<size_t>((panel * 32 + p) * detail::kPanelWidth + x)] ==
+              w->at({panel * detail::kPanelWidth + x, 16 + p}));
+
   // A new weight, whatever address it gets, is packed from its own values.
   w.reset();
   for (int round = 0; round < 20; ++round) {
