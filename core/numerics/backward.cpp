@@ -255,11 +255,13 @@ Matrix transposed(const float* a, Index rows, Index cols, Index lda, const std::
   return t;
 }
 
-// Column sums of a (n, m) matrix into `out` (m), in double.
-template <class A>
-void column_sums(const A& a, float* out) {
-  Eigen::RowVectorXd sums = a.template cast<double>().colwise().sum();
-  for (Index j = 0; j < a.cols(); ++j) out[j] = static_cast<float>(sums[j]);
+// Column sums of A (rows, cols), rows lda apart, into `out` (cols), in double: a bias's
+// gradient. Row by row, so the additions of a row are one vector loop.
+void column_sums(const float* a, Index rows, Index cols, Index lda, float* out) {
+  std::vector<double> sums(static_cast<size_t>(cols), 0.0);
+  for (Index r = 0; r < rows; ++r)
+    for (Index j = 0; j < cols; ++j) sums[static_cast<size_t>(j)] += a[r * lda + j];
+  for (Index j = 0; j < cols; ++j) out[j] = static_cast<float>(sums[static_cast<size_t>(j)]);
 }
 
 Tensor zeros_like(const TensorPtr& t) { return Tensor(t->shape); }
@@ -283,7 +285,7 @@ void output_backward(const Plan& plan, const Trace& trace, const Tensor& d_outpu
   });
   multiply_packed({{{{g, d, w_o_t[0].packed.get()}}, rows, d, d_concat.data.data(), d},
                    {{{concat_t.data(), rows, &g_panels}}, d, d, d_w_o.data.data(), d}});
-  if (d_b_o) column_sums(ConstMatrixMap(g, rows, d), d_b_o->data.data());
+  if (d_b_o) column_sums(g, rows, d, d, d_b_o->data.data());
 }
 
 // One projection GEMM seen backwards: `input` times column blocks of weights
@@ -355,7 +357,7 @@ void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& gr
   for (size_t t = 0; t < targets; ++t) {
     const int i = group.targets[t];
     if (plan.qkv[i].bias)
-      column_sums(group.d_projected.middleCols(offsets[t], w_t[t].width),
+      column_sums(dp + offsets[t], rows, w_t[t].width, width,
                   (fused ? out.b_qkv : out.b[i]).data.data() + (fused ? plan.qkv[i].column : 0));
   }
 }
