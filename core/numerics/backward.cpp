@@ -127,8 +127,16 @@ void softmax_backward(const HeadStep& s, const float* d_weights, float* d_masked
       std::fill(d_masked + row, d_masked + row + d.len_kv, 0.0f);
       continue;
     }
-    double dot = 0;  // Σ_k w_ik g_ik
-    for (Index k = 0; k < d.len_kv; ++k) dot += static_cast<double>(w[row + k]) * d_weights[row + k];
+    // Σ_k w_ik g_ik in double, in eight running sums: one vector of them, where a single
+    // sum's additions could only run one after another.
+    constexpr Index kSums = 8;
+    double sums[kSums] = {};
+    Index k = 0;
+    for (; k + kSums <= d.len_kv; k += kSums)
+      for (Index l = 0; l < kSums; ++l) sums[l] += static_cast<double>(w[row + k + l]) * d_weights[row + k + l];
+    for (; k < d.len_kv; ++k) sums[0] += static_cast<double>(w[row + k]) * d_weights[row + k];
+    double dot = 0;
+    for (double sum : sums) dot += sum;
     const float shift = static_cast<float>(dot);
     for (Index k = 0; k < d.len_kv; ++k) d_masked[row + k] = w[row + k] * (d_weights[row + k] - shift);
   }
