@@ -17,7 +17,6 @@ namespace {
 using detail::kPanelWidth;
 using detail::multiply_panel_columns;
 using detail::pack_panels;
-using detail::pack_weight_blocks;
 using detail::packed_weight;
 using detail::PanelMatrix;
 using detail::Plan;
@@ -283,15 +282,15 @@ void output_backward(const Plan& plan, const Trace& trace, const Tensor& d_outpu
   const float* g = d_output.data.data();  // (B·Lq, d_model)
   // W_Oᵀ packed (kept while W_O lives), dOutput packed, and concatᵀ with the absent
   // queries' NaN rows as 0, side by side on the team.
-  std::vector<WeightBlock> w_o_t = {{plan.w_o, 0, d, nullptr, true}};
+  std::shared_ptr<const PanelMatrix> w_o_t;
   PanelMatrix g_panels;
   Matrix concat_t;
   for_each_block(3, 2.0 * rows * d * d, [&](Index task) {
-    if (task == 0) pack_weight_blocks(w_o_t, false);
+    if (task == 0) w_o_t = packed_weight(plan.w_o, 0, d, true);
     if (task == 1) pack_panels(g, d, rows, d, g_panels);
     if (task == 2) concat_t = transposed(trace.stage(Stage::Concat).data.data(), rows, d, d, absent_queries(trace));
   });
-  multiply_packed({{{{g, d, w_o_t[0].packed.get()}}, rows, d, d_concat.data.data(), d},
+  multiply_packed({{{{g, d, w_o_t.get()}}, rows, d, d_concat.data.data(), d},
                    {{{concat_t.data(), rows, &g_panels}}, d, d, d_w_o.data.data(), d}});
   if (d_b_o) column_sums(g, rows, d, d, d_b_o->data.data());
 }
