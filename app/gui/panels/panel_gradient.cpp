@@ -27,6 +27,12 @@ std::string exact(double v) {
   return buf;
 }
 
+// A two-index subscript: "53", or "99,37" once an index has more than one digit
+// (s_9937 would not say which is the row).
+std::string subscript(const std::string& a, const std::string& b) {
+  return a.size() > 1 || b.size() > 1 ? a + "," + b : a + b;
+}
+
 std::string cell_text(const GradientView& g) {
   return "[" + std::to_string(g.row) + ", " + std::to_string(g.col) + "]";
 }
@@ -262,9 +268,8 @@ bool explain_gradient_cell(AppState& app, const std::string& heatmap, Index row,
   auto terms = softmax_input_gradient(*trace, *grads, matrix, row, col);
   if (!terms) return true;
   wrapped_text(app.tr(cell->stage == Stage::Scaled ? "grad.explain.scaled" : "grad.explain.softmax"));
-  const std::string i = std::to_string(row), j = std::to_string(col);
-  wrapped_text_colored(kFormulaColour, "∂L/∂s_" + i + j + " = w_" + i + j + " (g_" + i + j + " − Σ_k w_" + i +
-                                           "k g_" + i + "k)");
+  const std::string i = std::to_string(row), ij = subscript(i, std::to_string(col)), ik = subscript(i, "k");
+  wrapped_text_colored(kFormulaColour, "∂L/∂s_" + ij + " = w_" + ij + " (g_" + ij + " − Σ_k w_" + ik + " g_" + ik + ")");
   // The row's sum written out (its first terms on a long row).
   const ConstMatrixMap w = trace->stage(Stage::Weights).matrix(matrix);
   const ConstMatrixMap gw = grads->stage(Stage::Weights).matrix(matrix);
@@ -273,7 +278,7 @@ bool explain_gradient_cell(AppState& app, const std::string& heatmap, Index row,
   for (Index k = 0; k < std::min(w.cols(), kShown); ++k)
     sum += (k ? " + " : "") + num(std::isnan(w(row, k)) ? 0.0 : w(row, k)) + "×" + factor(gw(row, k));
   if (w.cols() > kShown) sum += " + … (" + std::to_string(w.cols() - kShown) + ")";
-  wrapped_text_colored(kFormulaColour, "Σ_k w_" + i + "k g_" + i + "k = " + sum + " = " + num(terms->row_dot));
+  wrapped_text_colored(kFormulaColour, "Σ_k w_" + ik + " g_" + ik + " = " + sum + " = " + num(terms->row_dot));
   wrapped_text_colored(kFormulaColour, num(terms->weight) + " × (" + num(terms->upstream) + " − " +
                                            factor(terms->row_dot) + ") = " + num(terms->value));
   wrapped_text_disabled(app.tr("grad.explain.softmax_why"));
