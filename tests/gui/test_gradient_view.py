@@ -12,6 +12,10 @@
 4. The squared-error loss, chosen in the combo: its target is the output with cell
    [3, 2] raised by 1, so L = 1/N = 1/48 by hand; one step lowers it to what the saved
    session recomputes.
+5. The largest preset (seed-000-usage: B = 16, L = 100, d_model 512, dropout in training),
+   whose trace and gradients are computed off the window's thread: the softmax input's
+   gradient explained with the numbers of autograd, in both languages; then a descent
+   step through the window lowers the loss.
 """
 import json
 import os
@@ -39,11 +43,11 @@ PRESET = "default"
 WEIGHTS = ["w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o"]
 
 
-def saved(name, args):
+def saved(name, args, preset=PRESET):
     path = os.path.join(out, name + ".json")
     if os.path.exists(path):
         os.remove(path)
-    subprocess.run([binary, PRESET, *args, "--frames", "2", "--save-on-exit", path],
+    subprocess.run([binary, preset, *args, "--frames", "2", "--save-on-exit", path],
                    check=True, timeout=60, capture_output=True, env=env)
     return json.load(open(path))
 
@@ -72,28 +76,36 @@ def close(a, b, tol=1e-5):
 
 baseline = saved("baseline", [])
 
+def check_explained_gradient(preset, session, i, j, name):
+    """Explain-this-cell on dL/d(masked)[0, 0, i, j] under L = -output[0, i, 0] (i: the last
+    query, the loss's default cell), in both languages, against autograd."""
+    loss, _, stages = push_up(session, 0, i, 0)
+    w = stages["weights"][0, 0, i].detach()
+    g = stages["weights"].grad[0, 0, i]
+    if j is None:  # the largest gradient of the row
+        j = int(stages["masked"].grad[0, 0, i].abs().argmax())
+    for lang in ("en", "zh"):
+        _, facts = screenshot(binary, preset, "masked", out, f"{name}-{lang}",
+                              ["--open", "gradients", "--open", "explain", "--pin", f"grad.masked:0:0:{i}:{j}",
+                               "--lang", lang])
+        failures.check(facts.get("missing_glyphs", "") == "", f"[{name} {lang}] no missing glyphs: {facts.get('missing_glyphs')}")
+        failures.check(facts.get("gradient.cell") == f"0:{i}:0",
+                       f"[{name} {lang}] the loss's cell is the last row, column 0: {facts.get('gradient.cell')}")
+        failures.check(close(float(facts.get("gradient.loss", "nan")), loss),
+                       f"[{name} {lang}] L = -output[{i}, 0] = {loss:.6g}, shown {facts.get('gradient.loss')}")
+        expected = {"explain.grad.w": w[j].item(), "explain.grad.g": g[j].item(),
+                    "explain.grad.row_dot": (w * g).sum().item(),
+                    "explain.grad.formula": stages["masked"].grad[0, 0, i, j].item(),
+                    "explain.grad.value": stages["masked"].grad[0, 0, i, j].item()}
+        for key, value in expected.items():
+            got = facts.get(key)
+            failures.check(got is not None and close(float(got), value, 1e-4),
+                           f"[{name} {lang}] {key} = {value:.6g} (torch), shown {got}")
+        failures.check("heatmap.grad.masked.h1" in facts["widgets"], f"[{name} {lang}] head 1's gradient is on screen")
+
+
 # 1. The softmax input's gradient, explained with its real numbers.
-loss0, leaves0, stages0 = push_up(baseline, 0, 5, 0)
-i, j = 5, 1
-w = stages0["weights"][0, 0, i].detach()
-g = stages0["weights"].grad[0, 0, i]
-for lang in ("en", "zh"):
-    _, facts = screenshot(binary, PRESET, "masked", out, "explain-gradient-" + lang,
-                          ["--open", "gradients", "--open", "explain", "--pin", f"grad.masked:0:0:{i}:{j}",
-                           "--lang", lang])
-    failures.check(facts.get("missing_glyphs", "") == "", f"[{lang}] no missing glyphs: {facts.get('missing_glyphs')}")
-    failures.check(facts.get("gradient.cell") == "0:5:0", f"[{lang}] the loss's cell is the last row, column 0: {facts.get('gradient.cell')}")
-    failures.check(close(float(facts.get("gradient.loss", "nan")), loss0),
-                   f"[{lang}] L = -output[5, 0] = {loss0:.6g}, shown {facts.get('gradient.loss')}")
-    expected = {"explain.grad.w": w[j].item(), "explain.grad.g": g[j].item(),
-                "explain.grad.row_dot": (w * g).sum().item(),
-                "explain.grad.formula": stages0["masked"].grad[0, 0, i, j].item(),
-                "explain.grad.value": stages0["masked"].grad[0, 0, i, j].item()}
-    for key, value in expected.items():
-        got = facts.get(key)
-        failures.check(got is not None and close(float(got), value, 1e-4),
-                       f"[{lang}] {key} = {value:.6g} (torch), shown {got}")
-    failures.check("heatmap.grad.masked.h1" in facts["widgets"], f"[{lang}] head 1's gradient is on screen")
+check_explained_gradient(PRESET, baseline, 5, 1, "explain-gradient")
 
 # 2. One step of gradient descent through the window.
 stepped_path = os.path.join(out, "stepped.json")
@@ -186,6 +198,33 @@ recomputed = ((output_of(json.load(open(mse_path))) - target) ** 2).mean().item(
 print(f"MSE to the output with [3, 2] + 1, lr {lr}: loss {before:.6g} -> {after:.6g}; recomputed after {recomputed:.6g}")
 failures.check(after < before, f"the squared error fell: {before} -> {after}")
 failures.check(close(after, recomputed), f"the squared error after {after} = recomputed from the saved session {recomputed}")
+
+# 5. The largest preset: its gradients come from the worker thread, the same numbers.
+LARGE = "seed-000-usage"
+large = saved("large", [], preset=LARGE)
+check_explained_gradient(LARGE, large, 99, None, "large")
+large_stepped = os.path.join(out, "large-stepped.json")
+app = App(binary, [LARGE, "--open", "gradients", "--save-on-exit", large_stepped], env, out, "large-step", failures)
+try:
+    app.find_window()
+    state = app.wait_for(lambda s: "gradient.step" in s["widgets"] and s.get("gradient.cell") == "0:99:0",
+                         "the large session's gradients, from the worker", timeout=60)
+    state = app.settled()
+    revision = int(state["revision"])
+    app.click(state, "gradient.step")
+    state = app.wait_for(lambda s: s.get("gradient.step_after", "") != "" and int(s["revision"]) > revision,
+                         "the large session's loss after the step", timeout=60)
+    before, after = float(state["gradient.step_before"]), float(state["gradient.step_after"])
+    print(f"seed-000-usage, push output[0, 99, 0] up: loss {before:.6g} -> {after:.6g}")
+    failures.check(after < before, f"one step lowers the large session's loss: {before} -> {after}")
+    state = app.wait_for(lambda s: "gradient.step" in s["widgets"], "the new trace's gradients", timeout=60)
+    app.away()
+    hold_keys("ctrl", "q")
+    app.process.wait(timeout=30)
+finally:
+    if app.process.poll() is None:
+        app.process.terminate()
+        app.process.wait(timeout=10)
 
 shutil.rmtree(root, ignore_errors=True)  # settings and the recovery file of these runs
 failures.finish()

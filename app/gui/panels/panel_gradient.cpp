@@ -52,6 +52,14 @@ void capture_target(GradientView& g, const Trace& trace) {
   ++g.target_generation;
 }
 
+// The view takes a backward pass's result, or says it failed.
+void adopt(GradientView& g, Result<Gradients> result) {
+  if (result)
+    g.gradients = std::make_shared<const Gradients>(std::move(*result));
+  else
+    g.message = "grad.failed";
+}
+
 // A pinned cell of the output heatmap becomes the loss's cell.
 void adopt_pinned_cell(AppState& app, const Trace& trace) {
   GradientView& g = app.gradient;
@@ -97,15 +105,23 @@ const Gradients* current_gradients(AppState& app) {
                                   [&](Stage s) { return stage_not_kept(*trace, s); });
     if (lean) {
       g.message = "keep.gradient_needs_all";  // the backward pass reads every (B, h, Lq, Lk) stage
-    } else if (computes_in_background(session)) {
-      g.message = "grad.too_large";
     } else if (!(g.loss = evaluate_loss(*trace, choice))) {
       g.message = "grad.loss_unfit";
-    } else if (auto grads = backward(session, *trace, g.loss->upstream)) {
-      g.gradients = std::make_shared<const Gradients>(std::move(*grads));
+    } else if (computes_in_background(session)) {  // too long for a frame: on the worker
+      if (!g.worker) g.worker = std::make_unique<GradientWorker>();
+      g.worker->request({session, trace, g.loss->upstream, settings});
+      g.message = "grad.computing";
     } else {
-      g.message = "grad.failed";
+      adopt(g, backward(session, *trace, g.loss->upstream));
     }
+  }
+  if (g.worker) {
+    if (auto done = g.worker->take(); done && done->trace == g.for_trace && done->settings == g.settings) {
+      g.message.clear();
+      adopt(g, std::move(done->gradients));
+      app.keep_drawing = true;  // a panel drawn before this call shows them next frame
+    }
+    if (g.worker->busy()) app.keep_drawing = true;  // its result shows on a later frame
   }
   // The step's "after": the loss of the trace its edit made, once that is on screen.
   if (g.step_before && !g.step_after && g.loss && app.model.revision() == g.step_revision &&
@@ -173,6 +189,10 @@ void draw_gradient_controls(AppState& app) {
                             ? app.i18n.format("grad.explain.push", {{"cell", cell}})
                             : app.i18n.format("grad.explain.mse", {{"cell", cell}, {"t", num(g.target_value)}}));
   current_gradients(app);  // the controls above may have changed the loss
+  if (g.message == "grad.computing") {
+    wrapped_text_disabled(app.tr(g.message));
+    return;
+  }
   if (!g.message.empty()) {
     wrapped_text_colored(ImVec4(1.0f, 0.55f, 0.45f, 1.0f), app.tr(g.message));
     return;

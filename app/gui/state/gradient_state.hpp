@@ -8,6 +8,7 @@
 #include <string>
 
 #include "numerics/gradient_step.hpp"
+#include "state/gradient_worker.hpp"
 
 namespace al::gui {
 
@@ -31,6 +32,8 @@ struct GradientView {
   std::optional<LossValue> loss;     // empty: the loss does not fit this output (see message)
   std::shared_ptr<const Gradients> gradients;
   std::string message;               // i18n key of why there are no gradients, or empty
+  // A session computed off the UI thread is differentiated off it too; started on first use.
+  std::unique_ptr<GradientWorker> worker;
 
   // The last descent step: the loss before, and after once its trace is on screen.
   std::optional<double> step_before, step_after;
@@ -42,7 +45,7 @@ struct GradientView {
 void draw_gradient_toggle(AppState& app);
 void draw_gradient_controls(AppState& app);
 // The gradients of the trace on screen, up to date, or null (view off, no trace,
-// a session too large to differentiate inside a frame, a loss that does not fit).
+// a loss that does not fit, or a large session's still being computed).
 const Gradients* current_gradients(AppState& app);
 // Explain-this-cell for a gradient heatmap ("grad.masked.h0"): what the cell is,
 // and for the softmax input the rule with its real numbers. False if `heatmap`
