@@ -299,7 +299,8 @@ int run(AppState& app) {
     const Language language = app.i18n.language();
     const Step step = app.view.step;
     if (apply_presentation(app, window, ui_scale, ui_texts)) frames_to_draw = std::max(frames_to_draw, 2);
-    // (and once a large session's gradients, computed off this thread, are there)
+    // The picture is taken from kScreenshotFrames on, once a large session's gradients,
+    // computed off this thread, are there.
     const bool gradients_pending = app.gradient.worker && app.gradient.worker->busy();
     const bool capture = options.screenshot && app.frame + 1 >= kScreenshotFrames && !gradients_pending;
     if (!render_frame(app, window, capture)) exit_code = 1;
