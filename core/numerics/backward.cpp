@@ -20,7 +20,6 @@ using detail::pack_panels;
 using detail::packed_weight;
 using detail::PanelMatrix;
 using detail::Plan;
-using detail::WeightBlock;
 using StridedMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
 using StridedConstMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 
@@ -331,40 +330,40 @@ void projection_backward(const Plan& plan, bool fused, const ProjectionGroup& gr
   const Index d = plan.dims.d_model, rows = group.d_projected.rows(), width = group.d_projected.cols();
   const float* dp = group.d_projected.data();  // (B·L, width)
   const size_t targets = group.targets.size();
-  std::vector<WeightBlock> w_t;  // each target's W_iᵀ (w_i, d_model)
-  std::vector<Index> offsets;    // each target's first column in dP
-  Index column = 0;
+  std::vector<Index> widths, offsets;  // each target's columns in dP: w_i, from offsets[t]
   for (int i : group.targets) {
-    w_t.push_back({plan.qkv[i].weight, plan.qkv[i].column, projected_width(plan.dims, i), nullptr, true});
-    offsets.push_back(column);
-    column += w_t.back().width;
+    offsets.push_back(widths.empty() ? 0 : offsets.back() + widths.back());
+    widths.push_back(projected_width(plan.dims, i));
   }
-  // The packed W_iᵀ (kept while the weight lives), dP's blocks packed, and xᵀ, side by side on the team.
+  // The packed W_iᵀ (w_i, d_model), kept while the weight lives; dP's blocks packed; and xᵀ:
+  // side by side on the team.
+  std::vector<std::shared_ptr<const PanelMatrix>> w_t(targets);
   std::vector<PanelMatrix> dp_panels(targets);
   Matrix x_t;  // (d_model, B·L)
   for_each_block(static_cast<Index>(2 * targets + 1), 4.0 * rows * d * width, [&](Index task) {
     const auto t = static_cast<size_t>(task);
     if (t < targets) {
-      w_t[t].packed = packed_weight(w_t[t].weight, w_t[t].column, w_t[t].width, true);
+      const int i = group.targets[t];
+      w_t[t] = packed_weight(plan.qkv[i].weight, plan.qkv[i].column, widths[t], true);
     } else if (t < 2 * targets) {
-      pack_panels(dp + offsets[t - targets], width, rows, w_t[t - targets].width, dp_panels[t - targets]);
+      pack_panels(dp + offsets[t - targets], width, rows, widths[t - targets], dp_panels[t - targets]);
     } else {
       x_t = transposed(group.input->data.data(), rows, d, d, {});
     }
   });
   std::vector<PackedProduct> products(1, {{}, rows, d, d_input.data.data(), d});  // dX = Σ dP_i · W_iᵀ
-  for (size_t t = 0; t < targets; ++t) products[0].terms.push_back({dp + offsets[t], width, w_t[t].packed.get()});
+  for (size_t t = 0; t < targets; ++t) products[0].terms.push_back({dp + offsets[t], width, w_t[t].get()});
   for (size_t t = 0; t < targets; ++t) {  // dW_i = xᵀ · dP_i
     const int i = group.targets[t];
     Tensor& d_w = fused ? out.w_qkv : out.w[i];
     const Index first = fused ? plan.qkv[i].column : 0;
-    products.push_back({{{x_t.data(), rows, &dp_panels[t]}}, d, w_t[t].width, d_w.data.data() + first, d_w.cols()});
+    products.push_back({{{x_t.data(), rows, &dp_panels[t]}}, d, widths[t], d_w.data.data() + first, d_w.cols()});
   }
   multiply_packed(products);
   for (size_t t = 0; t < targets; ++t) {
     const int i = group.targets[t];
     if (plan.qkv[i].bias)
-      column_sums(dp + offsets[t], rows, w_t[t].width, width,
+      column_sums(dp + offsets[t], rows, widths[t], width,
                   (fused ? out.b_qkv : out.b[i]).data.data() + (fused ? plan.qkv[i].column : 0));
   }
 }

@@ -272,10 +272,10 @@ std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index 
 void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
   std::vector<WeightBlock*> missing;
   for (WeightBlock& b : blocks)
-    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width, b.transposed))) missing.push_back(&b);
+    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width))) missing.push_back(&b);
   parallel_for(static_cast<Index>(missing.size()), parallel, [&](Index m, bool) {
     WeightBlock& b = *missing[static_cast<size_t>(m)];
-    b.packed = packed_weight(b.weight, b.column, b.width, b.transposed);
+    b.packed = packed_weight(b.weight, b.column, b.width);
   });
 }
 

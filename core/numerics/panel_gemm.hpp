@@ -55,12 +55,11 @@ std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index 
 std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width,
                                                       bool transposed = false);
 
-// A column block of a weight (or its transpose) and its packed form.
+// A column block of a weight and its packed form.
 struct WeightBlock {
   TensorPtr weight;  // null: nothing to pack (direct mode)
   Index column = 0, width = 0;
   std::shared_ptr<const PanelMatrix> packed;
-  bool transposed = false;
 };
 
 // Fills every block's `packed`, packing those not packed yet (a new session, an edited
