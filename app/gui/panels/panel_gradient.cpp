@@ -121,13 +121,16 @@ const Gradients* current_gradients(AppState& app) {
       adopt(g, std::move(done->gradients));
       app.keep_drawing = true;  // a panel drawn before this call shows them next frame
     }
-    if (g.worker->busy()) app.keep_drawing = true;  // its result shows on a later frame
   }
   // The step's "after": the loss of the trace its edit made, once that is on screen.
   if (g.step_before && !g.step_after && g.loss && app.model.revision() == g.step_revision &&
       !app.model.computing() && !app.model.error())
     g.step_after = g.loss->loss;
   return g.gradients.get();
+}
+
+bool gradients_pending(const AppState& app) {
+  return app.gradient.show && app.gradient.worker && app.gradient.worker->busy();
 }
 
 void draw_gradient_toggle(AppState& app) {

@@ -258,9 +258,11 @@ int run(AppState& app) {
   double last_frame_time = 0.0;
   while (!app.quit && !glfwWindowShouldClose(window) && !g_quit_signal) {
     const double busy_wait = last_frame_time + 1.0 / kBusyRedrawHz - glfwGetTime();
-    if (app.model.computing() && !app.keep_drawing && !options.screenshot && busy_wait > 0) {
+    // A worker computes: the trace's, or a large session's gradients.
+    const bool computing = app.model.computing() || gradients_pending(app);
+    if (computing && !app.keep_drawing && !options.screenshot && busy_wait > 0) {
       glfwWaitEventsTimeout(busy_wait);
-    } else if (draw_until_done || stats || frames_to_draw > 0 || app.model.computing() || app.keep_drawing) {
+    } else if (draw_until_done || stats || frames_to_draw > 0 || computing || app.keep_drawing) {
       glfwPollEvents();
     } else {
       // Sleep until input, or until play mode's next step; wake now and then for signals.
@@ -287,7 +289,8 @@ int run(AppState& app) {
       advance_play(app);
       if (app.view.step != before) frames_to_draw = std::max(frames_to_draw, 2);
     }
-    if (app.model.computing() || app.keep_drawing) frames_to_draw = std::max(frames_to_draw, 1);  // progress bar, animation
+    if (app.model.computing() || gradients_pending(app) || app.keep_drawing)
+      frames_to_draw = std::max(frames_to_draw, 1);  // progress bar, animation, a worker's result
     if (stats) {  // a redraw every frame, and the recompute phase's edit
       stats->before_frame(app);
       frames_to_draw = std::max(frames_to_draw, 1);
@@ -301,8 +304,7 @@ int run(AppState& app) {
     if (apply_presentation(app, window, ui_scale, ui_texts)) frames_to_draw = std::max(frames_to_draw, 2);
     // The picture is taken from kScreenshotFrames on, once a large session's gradients,
     // computed off this thread, are there.
-    const bool gradients_pending = app.gradient.worker && app.gradient.worker->busy();
-    const bool capture = options.screenshot && app.frame + 1 >= kScreenshotFrames && !gradients_pending;
+    const bool capture = options.screenshot && app.frame + 1 >= kScreenshotFrames && !gradients_pending(app);
     if (!render_frame(app, window, capture)) exit_code = 1;
     last_frame_time = glfwGetTime();
     if (stats) stats->after_swap(app);

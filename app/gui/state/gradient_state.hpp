@@ -47,6 +47,9 @@ void draw_gradient_controls(AppState& app);
 // The gradients of the trace on screen, up to date, or null (view off, no trace,
 // a loss that does not fit, or a large session's still being computed).
 const Gradients* current_gradients(AppState& app);
+// Whether the view waits for a large session's gradients from the worker: the window
+// then redraws as it does while a trace is computed, until they are shown.
+bool gradients_pending(const AppState& app);
 // Explain-this-cell for a gradient heatmap ("grad.masked.h0"): what the cell is,
 // and for the softmax input the rule with its real numbers. False if `heatmap`
 // is not a gradient heatmap.

@@ -31,7 +31,7 @@ std::optional<GradientWorker::Done> GradientWorker::take() {
 
 bool GradientWorker::busy() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return running_ || next_.has_value();
+  return running_ || next_.has_value() || done_.has_value();
 }
 
 void GradientWorker::work() {

@@ -38,7 +38,7 @@ class GradientWorker {
 
   void request(Job job);
   std::optional<Done> take();  // the latest finished result, once
-  bool busy() const;           // a request waits or runs
+  bool busy() const;           // a request waits or runs, or its result is not taken yet
 
  private:
   void work();
