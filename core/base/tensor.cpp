@@ -1,6 +1,7 @@
 #include "base/tensor.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -86,6 +87,21 @@ Tensor Tensor::for_overwrite(std::vector<Index> shape_) {
   if (huge_pages) advise_huge_pages(t.data.data(), count * sizeof(float));
   t.data.resize(count);  // writes nothing (FloatBuffer)
   return t;
+}
+
+bool fault_in_for_writing(float* begin, Index count) {
+#ifdef MADV_POPULATE_WRITE
+  if (count <= 0) return true;
+  // The whole pages holding [begin, begin + count): each is mapped, as the range is.
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<std::uintptr_t>(begin) & ~(page - 1);
+  const auto last = (reinterpret_cast<std::uintptr_t>(begin + count) + page - 1) & ~(page - 1);
+  return madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
+#else
+  (void)begin;
+  (void)count;
+  return false;
+#endif
 }
 
 MatrixMap Tensor::matrix(Index k) {

@@ -144,11 +144,13 @@ class StageRecycler {
 };
 
 // A stage tensor whose buffer goes back to the recycler when the last trace holding it is freed.
-std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
+// `fresh_pages`: whether its buffer is new, its pages not yet faulted in (not a recycled one).
+std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape, bool& fresh_pages) {
   const Index count = shape_product(shape);
   FloatBuffer buffer =
       count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : FloatBuffer{};
-  Tensor* tensor = buffer.empty() ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
+  fresh_pages = buffer.empty();
+  Tensor* tensor = fresh_pages ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
   return std::shared_ptr<Tensor>(tensor, [](Tensor* t) {
     StageRecycler::instance().give_back(std::move(t->data));
     delete t;
@@ -158,11 +160,12 @@ std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape) {
 // Allocates the listed stages, touching none of their fresh pages (FloatBuffer): the kernels'
 // threads fault them in as they write them, on both cores.
 void allocate_together(const std::vector<int>& which, const std::array<std::vector<Index>, kStageCount>& shapes,
-                       std::array<std::shared_ptr<Tensor>, kStageCount>& out) {
+                       std::array<std::shared_ptr<Tensor>, kStageCount>& out,
+                       std::array<bool, kStageCount>& fresh_pages) {
   std::vector<Index> sizes;
   for (int i : which) sizes.push_back(shape_product(shapes[i]));
   StageRecycler::instance().keep_only(sizes);
-  for (int i : which) out[i] = recycled_stage(shapes[i]);
+  for (int i : which) out[i] = recycled_stage(shapes[i], fresh_pages[i]);
 }
 
 // The reuse decide_reuse allows, given what `previous` holds and what this trace keeps
@@ -209,10 +212,11 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   const Reuse reuse = previous ? reuse_given_kept(allowed_reuse, previous, present, kept) : allowed_reuse;
 
   std::array<std::shared_ptr<Tensor>, kStageCount> fresh;  // the stages this call computes and keeps
+  std::array<bool, kStageCount> fresh_pages{};             // of those, the ones on new pages
   std::vector<int> to_allocate;
   for (int i = 0; i < kStageCount; ++i)
     if (kept[i] && !reuse.stage[i] && !equal_to[i]) to_allocate.push_back(i);
-  allocate_together(to_allocate, shapes, fresh);
+  allocate_together(to_allocate, shapes, fresh, fresh_pages);
   // In computation order, so a shared stage finds the (earlier) stage it equals.
   for (Stage s : kAllStages) {
     const int i = static_cast<int>(s);
@@ -298,6 +302,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
     const int i = static_cast<int>(s);
     buffers->in = in(s);
     buffers->out = out(s) ? out(s)->data.data() : nullptr;
+    buffers->fresh_pages = buffers->out && fresh_pages[i];
     pass_computes = pass_computes || buffers->out;
     if (!present[i] || kept[i]) continue;
     // Not kept: computed into a block of rows, or read from the block of the stage it equals.

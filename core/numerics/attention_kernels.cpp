@@ -435,6 +435,7 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       const StageBuffers& stage = *stages[k];
       if (!stage.dropped) {
         block[k] = {stage.in ? stage.in + square + first * lk : nullptr, stage.out ? stage.out + square + first * lk : nullptr};
+        if (stage.fresh_pages) fault_in_for_writing(block[k].out, rows * lk);
       } else if (stage.same_as >= 0) {
         block[k] = {block[static_cast<size_t>(stage.same_as)].in, nullptr};
       } else {

@@ -66,6 +66,7 @@ constexpr Index kSweepAboveKeys = 2048;
 struct StageBuffers {
   const float* in = nullptr;
   float* out = nullptr;
+  bool fresh_pages = false;  // out is new memory: each block faults its pages in before writing them
   bool dropped = false;
   int same_as = -1;
 };
