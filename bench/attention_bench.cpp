@@ -12,6 +12,8 @@
 //   FlashTileSizes  FlashAttention at L=1024 for several query x key tiles
 //   Linear/L        linear attention (elu+1) output, for scale
 //   GemmRate        the GEMM rate of this machine, for the floor of the full trace
+//   FirstTouch      the first touch of fresh stage memory on both threads, for the fresh
+//                   process's lower bound (bench/report.py)
 //   Incremental/... one edit at L=512 recomputed from the previous trace vs from scratch
 //   Seed000/...     seed 000's usage example (B=16, L=100, d=512, h=8, dropout 0.1 training)
 #include <benchmark/benchmark.h>
@@ -29,6 +31,7 @@
 #include "numerics/linear_attention.hpp"
 #include "io/session_io.hpp"
 #include "base/random.hpp"
+#include "base/thread_team.hpp"
 #include "numerics/attention_kernels.hpp"
 #include "peer_session.hpp"
 
@@ -249,6 +252,29 @@ void GemmRate(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// What this machine's kernel takes to hand a process fresh memory: 256 MiB allocated as a stage
+// is (Tensor::for_overwrite: huge pages where the app uses them), faulted in by the thread team
+// as the trace's per-head pass does (fault_in_for_writing, a block at a time). Only that is
+// timed: not the stages' own writes, not the free. report.py adds (time / MiB) × the square
+// stages' bytes to the GEMM floor: a lower bound for a fresh process that keeps every stage.
+void FirstTouch(benchmark::State& state) {
+  constexpr al::Index kFloats = al::Index{64} << 20, kTasks = 256, kBlock = kFloats / kTasks;
+  const al::TeamScope team(true);
+  for (auto _ : state) {
+    auto fresh = std::make_unique<al::Tensor>(al::Tensor::for_overwrite({kFloats}));
+    float* data = fresh->data.data();
+    al::parallel_for(kTasks, true, [&](al::Index task, bool) {
+      if (al::fault_in_for_writing(data + task * kBlock, kBlock)) return;
+      for (al::Index i = task * kBlock; i < (task + 1) * kBlock; i += 1024) data[i] = 1.0f;  // a store per 4 KiB
+    });
+    benchmark::DoNotOptimize(data);
+    state.PauseTiming();  // a fresh process frees nothing while it computes
+    fresh.reset();
+    state.ResumeTiming();
+  }
+  state.counters["MiB"] = static_cast<double>(kFloats * sizeof(float)) / (1 << 20);  // per iteration
+}
+
 void timed(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 }
@@ -271,6 +297,7 @@ BENCHMARK(FlashTileSizes)
     ->Apply(timed);
 BENCHMARK(Linear)->Apply(lengths);
 BENCHMARK(GemmRate)->Arg(2048)->ArgName("rows")->Apply(timed);
+BENCHMARK(FirstTouch)->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, full_recompute, Edit::None)->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, edit_x, Edit::X)->Apply(timed);
 BENCHMARK_CAPTURE(Incremental, edit_w_v, Edit::WV)->Apply(timed);

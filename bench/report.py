@@ -32,7 +32,16 @@ def stage_bytes(L, d=512, heads=8):
     return 4 * (6 * L * d + 3 * heads * L * L + 2 * heads * L) + L
 
 
+def fresh_stage_bytes(L, heads=8):
+    """What a fresh process must fault in at the least: scores, scaled and weights, (1, h, L, L)
+    each, less the 4 MiB of heap that the app's warm-up leaves resident while the session loads
+    (warm_up in core/numerics/attention.cpp)."""
+    return max(0, 4 * 3 * heads * L * L - (4 << 20))
+
+
 other = medians(f"{out}/other.json")
+first_touch = other["FirstTouch/real_time"]
+touch_ms_per_mib = first_touch["real_time"] / first_touch["MiB"]
 print("Per length, our full trace and torch's forward ran in alternating rounds (bench/torch_peer.py --alternate),")
 print("each round also timing the GEMM rate, (2048, 512)·(512, 512) on both threads: ours (the projections' kernel)")
 print("and OpenBLAS's (torch.mm). The ratio and 'of floor' are paired by round, then the median of the rounds is")
@@ -70,7 +79,7 @@ for L in lengths:
     stages = " / ".join(f'{st[k + "_ms"]:.1f}' for k in ("allocation", "projection", "heads", "output"))
     summarized = ours[f"FullTraceSummarized/L:{L}/real_time"]["real_time"]
     floor = peer_flops(L) / (gemm_gflops * 1e9) * 1e3
-    verdicts.append((L, ratio, full_cpu / torch_cpu, of_floor, torch))
+    verdicts.append((L, ratio, full_cpu / torch_cpu, of_floor, torch, floor))
     memory.append((L, stage_bytes(L), full_run["trace_memory_MiB"], full_run["trace_MiB"], full_run["peak_rss_MiB"]))
     print(f"| {L} | {full:.2f} ({full_min:.2f}) | {torch:.2f} ({torch_min:.2f}) | **{ratio:.2f}** ({full_min / torch_min:.2f}) "
           f"| {full_cpu / torch_cpu:.2f} | {ours_gflops:.0f}, {openblas_gflops:.0f} | {floor:.2f} | {100 * of_floor:.1f} % | {summarized:.1f} | {cold:.1f} ({cold_min:.1f}) "
@@ -90,15 +99,20 @@ for line in open(f"{out}/cold.txt"):
 print()
 print("A fresh process per run (median of the runs): our compute_ms from `attention-lab trace --summary`,")
 print("torch's first forward after import, module and input exist; and ours against torch's warm median.")
+print("Lower bound of a fresh process that keeps every stage: the GEMM floor plus the first touch of its")
+print("scores, scaled and weights, (1, 8, L, L) each, less the 4 MiB of heap the warm-up leaves resident, at the")
+print(f"{touch_ms_per_mib:.3f} ms/MiB this machine takes to fault fresh stage memory in on both threads (FirstTouch).")
 print()
-print("| L | ours, fresh process ms | torch's first call ms | ratio | torch warm ms | ours fresh / torch warm |")
-print("|---:|---:|---:|---:|---:|---:|")
+print("| L | ours, fresh process ms | torch's first call ms | ratio | torch warm ms | ours fresh / torch warm | lower bound ms |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
 cold_verdicts = []
-for L, _, _, _, torch_warm in verdicts:
+for L, _, _, _, torch_warm, floor in verdicts:
     ours_cold = statistics.median(cold_runs[(L, "ours")])
     torch_cold = statistics.median(cold_runs[(L, "torch")])
-    cold_verdicts.append((L, ours_cold / torch_cold, ours_cold / torch_warm))
-    print(f"| {L} | {ours_cold:.2f} | {torch_cold:.2f} | **{ours_cold / torch_cold:.2f}** | {torch_warm:.2f} | {ours_cold / torch_warm:.2f} |")
+    bound = floor + touch_ms_per_mib * fresh_stage_bytes(L) / 2**20
+    cold_verdicts.append((L, ours_cold / torch_cold, ours_cold / torch_warm, bound / torch_cold, bound / torch_warm))
+    print(f"| {L} | {ours_cold:.2f} | {torch_cold:.2f} | **{ours_cold / torch_cold:.2f}** | {torch_warm:.2f} | {ours_cold / torch_warm:.2f} "
+          f"| {bound:.1f} |")
 
 print()
 print("| L | stages by their shapes MiB | trace's memory_bytes MiB | estimate before computing MiB | process peak RSS MiB |")
@@ -109,15 +123,21 @@ for L, by_shapes, held, estimate, rss in memory:
 print()
 print("| target (issue 16) | measured | verdict |")
 print("|---|---:|---|")
-for L, wall, cpu, of_floor, _ in verdicts:
+def verdict(ratio, bound_ratio):
+    """met, NOT met, or NOT met where even the lower bound is above the target on this machine."""
+    if ratio <= 0.8:
+        return "met"
+    return f"NOT met (out of reach here: the lower bound is {bound_ratio:.2f})" if bound_ratio > 0.8 else "NOT met"
+
+for L, wall, cpu, of_floor, _, _ in verdicts:
     print(f"| full trace <= 0.8 x torch at L = {L} | {wall:.2f} (cpu {cpu:.2f}) | {'met' if wall <= 0.8 else 'NOT met'} |")
-for L, wall, cpu, of_floor, _ in verdicts:
+for L, wall, cpu, of_floor, _, _ in verdicts:
     if L >= 512:
         print(f"| >= 75 % of the GEMM floor at L = {L} | {100 * of_floor:.1f} % | {'met' if of_floor >= 0.75 else 'NOT met'} |")
-for L, vs_cold, vs_warm in cold_verdicts:
-    print(f"| fresh process <= 0.8 x torch's first call at L = {L} | {vs_cold:.2f} | {'met' if vs_cold <= 0.8 else 'NOT met'} |")
-for L, vs_cold, vs_warm in cold_verdicts:
-    print(f"| fresh process <= 0.8 x torch warm at L = {L} | {vs_warm:.2f} | {'met' if vs_warm <= 0.8 else 'NOT met'} |")
+for L, vs_cold, vs_warm, bound_cold, bound_warm in cold_verdicts:
+    print(f"| fresh process <= 0.8 x torch's first call at L = {L} | {vs_cold:.2f} | {verdict(vs_cold, bound_cold)} |")
+for L, vs_cold, vs_warm, bound_cold, bound_warm in cold_verdicts:
+    print(f"| fresh process <= 0.8 x torch warm at L = {L} | {vs_warm:.2f} | {verdict(vs_warm, bound_warm)} |")
 
 import os
 backward_lengths = [L for L in lengths if os.path.exists(f"{out}/ours_backward_{L}.json")]

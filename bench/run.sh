@@ -65,7 +65,7 @@ for len in "${length_list[@]}"; do
       >"$out/torch_backward_$len.json"
   fi
 done
-"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
+"${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep|FirstTouch)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1
 
 # A fresh process per run (what a user who opens a file sees): our compute_ms from
 # `attention-lab trace --summary` on the peer's shape, and torch's first forward.
