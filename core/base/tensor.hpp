@@ -83,7 +83,6 @@ struct Tensor {
 
 using TensorPtr = std::shared_ptr<const Tensor>;
 
-// The same floats in the same order, whichever allocator holds them.
 // Faults in the pages of [begin, begin + count) that are not resident yet, in one system call
 // (MADV_POPULATE_WRITE) instead of one page fault per 4 KiB as they are first written: a quarter
 // less time in this VM (docs/performance.md). For fresh memory about to be written whole (a
@@ -91,6 +90,7 @@ using TensorPtr = std::shared_ptr<const Tensor>;
 // False where the kernel lacks it (before Linux 5.14): the writes fault the pages in as before.
 bool fault_in_for_writing(float* begin, Index count);
 
+// The same floats in the same order, whichever allocator holds them.
 inline bool operator==(const FloatBuffer& a, const std::vector<float>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
