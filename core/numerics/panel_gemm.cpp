@@ -150,12 +150,19 @@ Index size_panels(Index k, Index n, PanelMatrix& out) {
 
 void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
   const Index panels = size_panels(k, n, out);
-  for (Index j = 0; j < panels; ++j) {
-    const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
-    for (Index p = 0; p < k; ++p) {
-      float* row = out.data.data() + (j * k + p) * kPanelWidth;
-      std::memcpy(row, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
-      std::fill(row + cols, row + kPanelWidth, 0.0f);
+  // A band of rows at a time, every panel's share of it: B is read front to back. Panel after
+  // panel down all k rows read B with a stride of ldb: 0.31 against 0.20 ms for a (512, 512)
+  // weight not in cache (a fresh process's), 0.067 against 0.055 for one in cache.
+  constexpr Index kBandRows = 16;
+  for (Index p0 = 0; p0 < k; p0 += kBandRows) {
+    const Index band_end = std::min(k, p0 + kBandRows);
+    for (Index j = 0; j < panels; ++j) {
+      const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
+      for (Index p = p0; p < band_end; ++p) {
+        float* row = out.data.data() + (j * k + p) * kPanelWidth;
+        std::memcpy(row, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
+        std::fill(row + cols, row + kPanelWidth, 0.0f);
+      }
     }
   }
 }
@@ -251,32 +258,59 @@ std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, I
   return nullptr;
 }
 
-std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width,
-                                                 bool transposed) {
-  if (auto found = find_packed_weight(weight, column, width, transposed)) return found;
-  auto packed = std::make_shared<PanelMatrix>();
-  const float* block = weight->data.data() + column;
+namespace {
+
+// Packs the block into `out`, already sized or not.
+void pack_weight_block(const Tensor& weight, Index column, Index width, bool transposed, PanelMatrix& out) {
+  const float* block = weight.data.data() + column;
   if (transposed)
-    pack_panels_transposed(block, weight->cols(), width, weight->rows(), *packed);
+    pack_panels_transposed(block, weight.cols(), width, weight.rows(), out);
   else
-    pack_panels(block, weight->cols(), weight->rows(), width, *packed);
+    pack_panels(block, weight.cols(), weight.rows(), width, out);
+}
+
+void remember_packed(const TensorPtr& weight, Index column, Index width, bool transposed,
+                     std::shared_ptr<const PanelMatrix> packed) {
   std::lock_guard<std::mutex> lock(weight_cache_mutex);
   weight_cache.erase(std::remove_if(weight_cache.begin(), weight_cache.end(),
                                     [](const CachedWeight& e) { return e.weight.expired(); }),
                      weight_cache.end());
   if (weight_cache.size() >= kCachedWeights) weight_cache.erase(weight_cache.begin());
-  weight_cache.push_back({weight, weight.get(), column, width, transposed, packed});
+  weight_cache.push_back({weight, weight.get(), column, width, transposed, std::move(packed)});
+}
+
+}  // namespace
+
+std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width,
+                                                 bool transposed) {
+  if (auto found = find_packed_weight(weight, column, width, transposed)) return found;
+  auto packed = std::make_shared<PanelMatrix>();
+  pack_weight_block(*weight, column, width, transposed, *packed);
+  remember_packed(weight, column, width, transposed, packed);
   return packed;
 }
 
 void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
   std::vector<WeightBlock*> missing;
-  for (WeightBlock& b : blocks)
-    if (b.weight && !(b.packed = find_packed_weight(b.weight, b.column, b.width))) missing.push_back(&b);
+  std::vector<std::shared_ptr<PanelMatrix>> packings;
+  for (WeightBlock& b : blocks) {
+    if (!b.weight || (b.packed = find_packed_weight(b.weight, b.column, b.width))) continue;
+    // Allocated here, not on the thread that packs it: a helper's first allocations come
+    // from an arena of its own whose pages are all fresh, where this thread's land on the
+    // heap warm_up (numerics/attention.hpp) left resident.
+    missing.push_back(&b);
+    packings.push_back(std::make_shared<PanelMatrix>());
+    size_panels(b.weight->rows(), b.width, *packings.back());
+  }
   parallel_for(static_cast<Index>(missing.size()), parallel, [&](Index m, bool) {
-    WeightBlock& b = *missing[static_cast<size_t>(m)];
-    b.packed = packed_weight(b.weight, b.column, b.width);
+    const WeightBlock& b = *missing[static_cast<size_t>(m)];
+    pack_weight_block(*b.weight, b.column, b.width, false, *packings[static_cast<size_t>(m)]);
   });
+  for (size_t m = 0; m < missing.size(); ++m) {
+    WeightBlock& b = *missing[m];
+    remember_packed(b.weight, b.column, b.width, false, packings[m]);
+    b.packed = std::move(packings[m]);
+  }
 }
 
 }  // namespace al::detail
