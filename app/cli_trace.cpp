@@ -1,6 +1,7 @@
 #include "cli_trace.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -161,8 +162,12 @@ int run_trace(int argc, char** argv) {
   // The session loads on another thread while this one, which computes, warms up (libgomp
   // keeps a thread team per calling thread, so the warm-up must run here).
   Result<Session> session = make_error(ErrorCode::IoError, "not loaded");
-  std::thread load([&] { session = load_session_or_preset(source); });
-  warm_up();
+  std::atomic<bool> loading{true};
+  std::thread load([&] {
+    session = load_session_or_preset(source);
+    loading = false;
+  });
+  warm_up([&] { return loading.load(); });
   load.join();
   if (!session) return fail(session.error().message);
 

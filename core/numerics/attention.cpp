@@ -356,7 +356,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
 
 void release_recycled_stage_buffers() { StageRecycler::instance().clear(); }
 
-void warm_up() {
+void warm_up(const std::function<bool()>& session_loading) {
   // Large enough to run every pass on the thread team (above kParallelFlops), small enough
   // to take about a millisecond: 64 tokens of 128 numbers, 2 heads, every weight and bias.
   constexpr Index kTokens = 64, kModel = 128;
@@ -371,13 +371,15 @@ void warm_up() {
   options.summarize = true;
   (void)compute(s, options);
   // Stages up to 32 MiB come from the heap, not from fresh mmap pages each, and the heap keeps
-  // up to 64 MiB it no longer uses; then touch 4 MiB of it and free it, so the first stages
-  // of a learner's session (all of them up to L = 64 at d_model 512, 8 heads) land on resident pages.
+  // up to 64 MiB it no longer uses. While the session loads, grow the heap by a block and fault
+  // its pages in a chunk at a time, then free it: the first trace's packed weights and stages
+  // land on pages faulted in while the learner waited for the file anyway.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  constexpr size_t kBlock = size_t{256} << 10, kHeapBytes = size_t{4} << 20;
-  std::vector<std::unique_ptr<float[]>> blocks;
-  for (size_t bytes = 0; bytes < kHeapBytes; bytes += kBlock) blocks.emplace_back(new float[kBlock / sizeof(float)]());
+  constexpr Index kBlockFloats = kWarmHeapBytes / sizeof(float), kChunkFloats = Index{64} << 10;
+  const std::unique_ptr<float[]> block(new float[kBlockFloats]);
+  for (Index at = 0; at < kBlockFloats && session_loading(); at += kChunkFloats)
+    if (!fault_in_for_writing(block.get() + at, kChunkFloats)) std::fill_n(block.get() + at, kChunkFloats, 0.0f);
 }
 
 Result<std::shared_ptr<const Trace>> compute(const Session& session, const ComputeOptions& options,

@@ -60,13 +60,20 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session,
                                              const Session* previous_session = nullptr,
                                              std::shared_ptr<const Trace> previous = nullptr);
 
-// Pays, ahead of time, what a process's first computation would: starting the OpenMP
-// thread team, faulting in the kernels' code and Eigen's first GEMM (its cache-size query),
-// and growing the allocator's heap over pages already touched (and kept: small stages come
-// back from it without page faults). It computes and drops a small trace. The app and the
-// command line run it on a background thread while a session loads, so a learner who opens
-// a file waits for the computation, not for the warm-up.
-void warm_up();
+// Pays, ahead of time, what a process's first computation would: starting the thread team,
+// faulting in the kernels' code and Eigen's first GEMM (its cache-size query), and, for as long
+// as `session_loading` returns true, up to kWarmHeapBytes, growing the allocator's heap over
+// pages already touched (and kept: stages under 32 MiB and packed weights come back from it
+// without page faults). It computes and drops a small trace. The command line runs it on the
+// computing thread while the session loads on another, so a learner who opens a file waits for
+// the computation, not for the warm-up; once the session is there, the warm-up stops within a
+// chunk of 256 KiB.
+// The first trace at L = 64 (d_model 512, 8 heads) takes about 5.5 MiB with its packed weights,
+// at L = 128 about 7.5. More, faulted in while the session loads, slowed the load as much as it
+// sped up the computation: the two cores faulting pages in at once (48 MiB made the whole command
+// 24 % slower at L = 128, docs/performance.md).
+constexpr Index kWarmHeapBytes = Index{8} << 20;
+void warm_up(const std::function<bool()>& session_loading = [] { return false; });
 
 // compute() recycles the buffers of freed (B, h, Lq, Lk)-sized stages for the
 // next trace of the same sizes (no page faults, no zero-fill: the app recomputes

@@ -137,14 +137,3 @@ TEST_CASE("keep: too large to keep whole, the message gives the bytes and what t
   options.keep = stage_set({Stage::Weights});
   CHECK(compute(*session, options).ok());
 }
-
-TEST_CASE("warm_up: leaves no trace behind; what is computed after it is what was computed before") {
-  auto session = load_preset("causal-decoder");
-  REQUIRE(session.ok());
-  auto before = computed(*session);
-  warm_up();
-  warm_up();
-  auto after = computed(*session);
-  for (Stage s : kAllStages)
-    if (before->has(s)) CHECK(after->stage(s).data == before->stage(s).data);
-}
