@@ -150,18 +150,24 @@ Index size_panels(Index k, Index n, PanelMatrix& out) {
 
 void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
   const Index panels = size_panels(k, n, out);
-  // A band of rows at a time, every panel's share of it: B is read front to back. Panel after
-  // panel down all k rows read B with a stride of ldb: 0.31 against 0.20 ms for a (512, 512)
-  // weight not in cache (a fresh process's), 0.067 against 0.055 for one in cache.
+  // A band of rows at a time, every panel's share of it: B is read front to back, and a full
+  // panel's row is a copy of fixed size, which the compiler inlines. Panel after panel down all
+  // k rows, each row's copy a call, took 0.31 against 0.15 ms for a (512, 512) weight not in
+  // cache (a fresh process's), 0.067 against 0.027 for one in cache.
   constexpr Index kBandRows = 16;
   for (Index p0 = 0; p0 < k; p0 += kBandRows) {
     const Index band_end = std::min(k, p0 + kBandRows);
     for (Index j = 0; j < panels; ++j) {
       const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
+      float* panel = out.data.data() + j * k * kPanelWidth;
+      if (cols == kPanelWidth) {
+        for (Index p = p0; p < band_end; ++p)
+          std::memcpy(panel + p * kPanelWidth, b + p * ldb + first, sizeof(float) * kPanelWidth);
+        continue;
+      }
       for (Index p = p0; p < band_end; ++p) {
-        float* row = out.data.data() + (j * k + p) * kPanelWidth;
-        std::memcpy(row, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
-        std::fill(row + cols, row + kPanelWidth, 0.0f);
+        std::memcpy(panel + p * kPanelWidth, b + p * ldb + first, sizeof(float) * static_cast<size_t>(cols));
+        std::fill(panel + p * kPanelWidth + cols, panel + (p + 1) * kPanelWidth, 0.0f);
       }
     }
   }
