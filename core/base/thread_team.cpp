@@ -1,6 +1,10 @@
 #include "base/thread_team.hpp"
 
 #include <omp.h>
+#ifdef __linux__
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -9,6 +13,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <vector>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -59,6 +64,7 @@ class Team {
       return false;
     }
     seats_for_job_ = threads - 1;
+    keep_helpers_off_callers_cpu();
     awake_.store(true);
     {
       std::lock_guard<std::mutex> lock(sleep_mutex_);
@@ -77,6 +83,7 @@ class Team {
   // every task has finished.
   void run(Index count, const Body& body) {
     // The job's fields change only here, while none is posted and no helper is inside.
+    keep_helpers_off_callers_cpu();
     body_ = &body;
     count_ = count;
     next_.store(0);
@@ -106,6 +113,25 @@ class Team {
   }
 
  private:
+  // Woken by the owner, a helper could be put on the owner's own CPU with the other one idle:
+  // after a busy stretch (a session loading on both cores) the scheduler's search for an idle
+  // CPU gave up, in about half of our fresh processes, and the two threads took turns on one
+  // core for milliseconds until the load balancer parted them (docs/performance.md). So while
+  // the owner computes, the helpers may run anywhere but on its CPU. A system call per helper
+  // only when the owner's CPU changes; none where there is nowhere else to go.
+  void keep_helpers_off_callers_cpu() {
+#ifdef __linux__
+    const int cpu = sched_getcpu();
+    if (helpers_kept_off_.exchange(cpu) == cpu) return;
+    std::lock_guard<std::mutex> lock(helpers_cpus_mutex_);
+    for (const HelperCpus& helper : helpers_cpus_) {
+      cpu_set_t cpus = helper.allowed;
+      if (cpu >= 0 && CPU_ISSET(cpu, &cpus) && CPU_COUNT(&cpus) > 1) CPU_CLR(cpu, &cpus);
+      sched_setaffinity(helper.id, sizeof cpus, &cpus);
+    }
+#endif
+  }
+
   bool job_to_join(std::uint64_t done) const {
     const std::uint64_t job = posted_.load();
     return job != 0 && job != done;
@@ -122,6 +148,14 @@ class Team {
 
   void serve() {
     is_helper = in_task = true;
+#ifdef __linux__
+    HelperCpus me{gettid(), {}};
+    if (sched_getaffinity(0, sizeof me.allowed, &me.allowed) == 0) {
+      std::lock_guard<std::mutex> lock(helpers_cpus_mutex_);
+      helpers_cpus_.push_back(me);
+      helpers_kept_off_.store(-2);  // a new helper: set every helper's CPUs again at the next chance
+    }
+#endif
     std::uint64_t seen_signal = 0, done = 0;
     for (;;) {
       {
@@ -152,6 +186,15 @@ class Team {
   int helpers_ = 0;   // started so far; only the owner starts more
   int seats_for_job_ = 0;
   std::atomic<bool> awake_{false};  // a scope is open: helpers spin between jobs
+#ifdef __linux__
+  struct HelperCpus {
+    pid_t id;
+    cpu_set_t allowed;  // the CPUs it was started with
+  };
+  std::mutex helpers_cpus_mutex_;
+  std::vector<HelperCpus> helpers_cpus_;
+  std::atomic<int> helpers_kept_off_{-2};  // the CPU the helpers were last kept off (-1: none)
+#endif
 
   std::mutex sleep_mutex_;
   std::condition_variable wake_;

@@ -1,8 +1,9 @@
 // The thread team (base/thread_team): every task runs exactly once, progress's thread is
-// the caller's, a second thread really joins inside a scope, and nesting, exceptions and a
-// second computation on another thread fall back safely.
+// the caller's, a second thread really joins inside a scope and is kept off the caller's CPU,
+// and nesting, exceptions and a second computation on another thread fall back safely.
 #include <doctest/doctest.h>
 #include <omp.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -74,6 +75,46 @@ TEST_CASE("inside a team scope a second thread takes tasks, pass after pass") {
   // A pause longer than the helpers' spin: they sleep, and the next pass wakes them.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(second_thread_joins());
+}
+
+TEST_CASE("inside a team scope the helpers may not run on the caller's CPU, where there is another") {
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  if (omp_get_max_threads() < 2 || CPU_COUNT(&allowed) < 2) return;  // nowhere else to go
+  {
+    const al::TeamScope start(true);  // the helpers exist, started with every CPU this thread has
+    CHECK(second_thread_joins());
+  }
+  // The caller stays on one CPU for the test, so that "its CPU" is one CPU.
+  const int callers_cpu = sched_getcpu();
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  CPU_SET(callers_cpu, &only);
+  REQUIRE(sched_setaffinity(0, sizeof only, &only) == 0);
+  struct Restore {
+    cpu_set_t cpus;
+    ~Restore() { sched_setaffinity(0, sizeof cpus, &cpus); }
+  } restore{allowed};
+
+  const al::TeamScope team(true);
+  std::atomic<bool> helper_ran{false};
+  bool helper_may_use_callers_cpu = true;
+  int helper_ran_on = -1;
+  al::parallel_for(2, true, [&](Index, bool on_caller) {
+    if (!on_caller) {
+      cpu_set_t its;
+      sched_getaffinity(0, sizeof its, &its);
+      helper_may_use_callers_cpu = CPU_ISSET(callers_cpu, &its);
+      helper_ran_on = sched_getcpu();
+      helper_ran = true;
+      return;
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!helper_ran.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  });
+  REQUIRE(helper_ran.load());
+  CHECK_FALSE(helper_may_use_callers_cpu);
+  CHECK(helper_ran_on != callers_cpu);
 }
 
 TEST_CASE("without a scope, or with a scope not wanted, the passes still run on two threads (OpenMP)") {
