@@ -6,7 +6,8 @@
 // renderer). In our VMs each wake-up costs about 45 µs, and a trace runs three to four
 // passes: 15 % of a trace at L = 64. A TeamScope wakes the helpers once, as a computation
 // starts, so the wake-up overlaps the caller's planning and allocating; between passes they
-// spin a bounded time instead of sleeping, and only while the scope lasts.
+// spin a bounded time instead of sleeping, and only while the scope lasts. While it lasts they
+// may not run on the caller's CPU (where it has another), which the scheduler did not always see to.
 #include <functional>
 
 #include "base/tensor.hpp"
