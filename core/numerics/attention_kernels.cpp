@@ -317,7 +317,8 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
     }
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
   }
-  pack_weight_blocks(blocks, flops > kParallelFlops);
+  const Index most_rows = rows_per_job.empty() ? 0 : *std::max_element(rows_per_job.begin(), rows_per_job.end());
+  pack_weight_blocks(blocks, most_rows, flops > kParallelFlops);
 
   for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
     const Task& task = tasks[static_cast<size_t>(t)];
@@ -545,7 +546,7 @@ void multiply_rows(const Tensor& a, const TensorPtr& b, const Tensor* bias, Tens
   const double flops = static_cast<double>(rows) * k * n;
   std::vector<WeightBlock> blocks;
   for (Index s = 0; s < split; ++s) blocks.push_back({b, s * columns, std::min(columns, n - s * columns), nullptr});
-  pack_weight_blocks(blocks, flops > kParallelFlops);
+  pack_weight_blocks(blocks, rows, flops > kParallelFlops);
   for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
     const Index first = (task / split) * block_rows, count = std::min(block_rows, rows - first);
     const Index column = (task % split) * columns, width = std::min(columns, n - column);

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -25,15 +26,15 @@ constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
 
-// acc[i] (+)= A[i, 0:depth] · panel[0:depth, :] for i < Rows: one fused multiply-add chain
-// per element, over p in order.
+// acc[i] (+)= A[i, 0:depth] · panel[0:depth, :] for i < Rows, the panel's rows ldp apart: one
+// fused multiply-add chain per element, over p in order.
 template <int Rows>
 EIGEN_STRONG_INLINE void accumulate_tile(Packet (&acc)[Rows][kPanelPackets], const float* a, Index lda,
-                                         const float* panel, Index depth) {
+                                         const float* panel, Index ldp, Index depth) {
   using namespace Eigen::internal;
   for (Index p = 0; p < depth; ++p) {
     Packet column[kPanelPackets];
-    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * kPanelWidth + q * kLanes);
+    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * ldp + q * kLanes);
     for (int i = 0; i < Rows; ++i) {
       const Packet x = pset1<Packet>(a[i * lda + p]);
       for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
@@ -60,8 +61,8 @@ EIGEN_STRONG_INLINE void store_tile(const Packet (&acc)[Rows][kPanelPackets], fl
 // on the first depth block and continued from its stored value on the next ones, so each
 // element stays one chain over p in order. `cols` < kPanelWidth only in the last panel.
 template <int Rows>
-void multiply_tile(const float* a, Index lda, const float* panel, Index depth, float* c, Index ldc, Index cols,
-                   bool first_block) {
+void multiply_tile(const float* a, Index lda, const float* panel, Index ldp, Index depth, float* c, Index ldc,
+                   Index cols, bool first_block) {
   using namespace Eigen::internal;
   Packet acc[Rows][kPanelPackets];
   float partial[kPanelWidth];
@@ -77,7 +78,7 @@ void multiply_tile(const float* a, Index lda, const float* panel, Index depth, f
         acc[i][q] = ploadu<Packet>(partial + q * kLanes);
       }
     }
-  accumulate_tile<Rows>(acc, a, lda, panel, depth);
+  accumulate_tile<Rows>(acc, a, lda, panel, ldp, depth);
   store_tile<Rows>(acc, c, ldc, cols);
 }
 
@@ -85,13 +86,13 @@ void multiply_tile(const float* a, Index lda, const float* panel, Index depth, f
 // unless `scaled` is null, scaled = C · scale and max[i] = pmax(max[i], scaled row i) over the
 // `cols` real columns.
 template <int Rows>
-void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index depth, float scale, float* c,
-                          float* scaled, Index ldc, Index cols, Packet* max) {
+void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index ldp, Index depth, float scale,
+                          float* c, float* scaled, Index ldc, Index cols, Packet* max) {
   using namespace Eigen::internal;
   Packet acc[Rows][kPanelPackets];
   for (int i = 0; i < Rows; ++i)
     for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pset1<Packet>(0.0f);
-  accumulate_tile<Rows>(acc, a, lda, panel, depth);
+  accumulate_tile<Rows>(acc, a, lda, panel, ldp, depth);
   if (!scaled) return store_tile<Rows>(acc, c, ldc, cols);
   const Packet factor = pset1<Packet>(scale);
   for (int i = 0; i < Rows; ++i) {
@@ -115,21 +116,21 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index d
 }
 
 template <int Rows = 1>
-void multiply_short_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index depth, float scale,
-                                float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+void multiply_short_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index ldp, Index depth,
+                                float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
   if constexpr (Rows < kTileRows) {
-    if (rows == Rows) return multiply_tile_scaled<Rows>(a, lda, panel, depth, scale, c, scaled, ldc, cols, max);
-    multiply_short_tile_scaled<Rows + 1>(rows, a, lda, panel, depth, scale, c, scaled, ldc, cols, max);
+    if (rows == Rows) return multiply_tile_scaled<Rows>(a, lda, panel, ldp, depth, scale, c, scaled, ldc, cols, max);
+    multiply_short_tile_scaled<Rows + 1>(rows, a, lda, panel, ldp, depth, scale, c, scaled, ldc, cols, max);
   }
 }
 
 // The last m % kTileRows rows: a tile of exactly that many.
 template <int Rows = 1>
-void multiply_short_tile(int rows, const float* a, Index lda, const float* panel, Index depth, float* c, Index ldc,
-                         Index cols, bool first_block) {
+void multiply_short_tile(int rows, const float* a, Index lda, const float* panel, Index ldp, Index depth, float* c,
+                         Index ldc, Index cols, bool first_block) {
   if constexpr (Rows < kTileRows) {
-    if (rows == Rows) return multiply_tile<Rows>(a, lda, panel, depth, c, ldc, cols, first_block);
-    multiply_short_tile<Rows + 1>(rows, a, lda, panel, depth, c, ldc, cols, first_block);
+    if (rows == Rows) return multiply_tile<Rows>(a, lda, panel, ldp, depth, c, ldc, cols, first_block);
+    multiply_short_tile<Rows + 1>(rows, a, lda, panel, ldp, depth, c, ldc, cols, first_block);
   }
 }
 
@@ -173,6 +174,16 @@ void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) 
   }
 }
 
+PanelMatrix panels_in_place(const float* b, Index ldb, Index k, Index n) {
+  assert(n % kPanelWidth == 0);
+  PanelMatrix view;
+  view.k = k;
+  view.n = n;
+  view.source = b;
+  view.source_stride = ldb;
+  return view;
+}
+
 void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, PanelMatrix& out) {
   const Index panels = size_panels(k, n, out);
   for (Index j = 0; j < panels; ++j) {
@@ -186,20 +197,20 @@ void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, Panel
 void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatrix& b, float scale, float* c,
                             float* scaled, Index ldc, float* row_max) {
   using namespace Eigen::internal;
-  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth;
+  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth, ldp = b.row_stride();
   for (Index i = 0; i < m; i += kTileRows) {
     const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
     Packet max[kTileRows];
     std::fill(max, max + kTileRows, pset1<Packet>(-std::numeric_limits<float>::infinity()));
     for (Index j = 0; j < panels; ++j) {
-      const float* panel = b.data.data() + j * b.k * kPanelWidth;
+      const float* panel = b.panel(j);
       const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, b.n - x);
       float* tile = c + i * ldc + x;
       float* scaled_tile = scaled ? scaled + i * ldc + x : nullptr;
       if (rows == kTileRows)
-        multiply_tile_scaled<kTileRows>(a + i * lda, lda, panel, b.k, scale, tile, scaled_tile, ldc, cols, max);
+        multiply_tile_scaled<kTileRows>(a + i * lda, lda, panel, ldp, b.k, scale, tile, scaled_tile, ldc, cols, max);
       else
-        multiply_short_tile_scaled(rows, a + i * lda, lda, panel, b.k, scale, tile, scaled_tile, ldc, cols, max);
+        multiply_short_tile_scaled(rows, a + i * lda, lda, panel, ldp, b.k, scale, tile, scaled_tile, ldc, cols, max);
     }
     if (scaled)
       for (int r = 0; r < rows; ++r) row_max[i + r] = predux_max(max[r]);
@@ -219,19 +230,20 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
     return;
   }
   const Index first_panel = first / kPanelWidth, panels = (n + kPanelWidth - 1) / kPanelWidth;
+  const Index ldp = b.row_stride();
   for (Index p0 = 0; p0 < b.k; p0 += kDepthBlock) {
     const Index depth = std::min(kDepthBlock, b.k - p0);
     for (Index j = 0; j < panels; ++j) {
-      const float* panel = b.data.data() + ((first_panel + j) * b.k + p0) * kPanelWidth;
+      const float* panel = b.panel(first_panel + j) + p0 * ldp;
       const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, n - x);  // x: C's column within the range
       float* column = c + x / block_width * block_stride + x % block_width;
       for (Index i = 0; i < m; i += kTileRows) {
         const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
         float* tile = column + i * ldc;
         if (rows == kTileRows)
-          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0 && !accumulate);
+          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, ldp, depth, tile, ldc, cols, p0 == 0 && !accumulate);
         else
-          multiply_short_tile(rows, a + i * lda + p0, lda, panel, depth, tile, ldc, cols, p0 == 0 && !accumulate);
+          multiply_short_tile(rows, a + i * lda + p0, lda, panel, ldp, depth, tile, ldc, cols, p0 == 0 && !accumulate);
       }
     }
   }
@@ -244,7 +256,11 @@ struct CachedWeight {
   const Tensor* address;
   Index column, width;
   bool transposed;
-  std::shared_ptr<const PanelMatrix> packed;
+  std::shared_ptr<const PanelMatrix> packed;  // null: read in place once, packed at the next use
+
+  bool is(const TensorPtr& w, Index c, Index n, bool t) const {
+    return address == w.get() && !weight.expired() && column == c && width == n && transposed == t;
+  }
 };
 // A session's four weights in up to eight column blocks each, and their transposes for the
 // backward pass; the oldest entry goes first.
@@ -258,9 +274,7 @@ std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, I
                                                       bool transposed) {
   std::lock_guard<std::mutex> lock(weight_cache_mutex);
   for (const CachedWeight& e : weight_cache)
-    if (e.address == weight.get() && !e.weight.expired() && e.column == column && e.width == width &&
-        e.transposed == transposed)
-      return e.packed;
+    if (e.is(weight, column, width, transposed)) return e.packed;
   return nullptr;
 }
 
@@ -275,14 +289,31 @@ void pack_weight_block(const Tensor& weight, Index column, Index width, bool tra
     pack_panels(block, weight.cols(), weight.rows(), width, out);
 }
 
-void remember_packed(const TensorPtr& weight, Index column, Index width, bool transposed,
+// Caller holds weight_cache_mutex. Replaces the block's entry, if any.
+void remember_locked(const TensorPtr& weight, Index column, Index width, bool transposed,
                      std::shared_ptr<const PanelMatrix> packed) {
-  std::lock_guard<std::mutex> lock(weight_cache_mutex);
   weight_cache.erase(std::remove_if(weight_cache.begin(), weight_cache.end(),
-                                    [](const CachedWeight& e) { return e.weight.expired(); }),
+                                    [&](const CachedWeight& e) {
+                                      return e.weight.expired() || e.is(weight, column, width, transposed);
+                                    }),
                      weight_cache.end());
   if (weight_cache.size() >= kCachedWeights) weight_cache.erase(weight_cache.begin());
   weight_cache.push_back({weight, weight.get(), column, width, transposed, std::move(packed)});
+}
+
+void remember_packed(const TensorPtr& weight, Index column, Index width, bool transposed,
+                     std::shared_ptr<const PanelMatrix> packed) {
+  std::lock_guard<std::mutex> lock(weight_cache_mutex);
+  remember_locked(weight, column, width, transposed, std::move(packed));
+}
+
+// True, and the block remembered as used, the first time a block is asked for.
+bool first_use(const TensorPtr& weight, Index column, Index width) {
+  std::lock_guard<std::mutex> lock(weight_cache_mutex);
+  for (const CachedWeight& e : weight_cache)
+    if (e.is(weight, column, width, false)) return false;
+  remember_locked(weight, column, width, false, nullptr);
+  return true;
 }
 
 }  // namespace
@@ -296,11 +327,16 @@ std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index 
   return packed;
 }
 
-void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel) {
+void pack_weight_blocks(std::vector<WeightBlock>& blocks, Index rows, bool parallel) {
   std::vector<WeightBlock*> missing;
   std::vector<std::shared_ptr<PanelMatrix>> packings;
   for (WeightBlock& b : blocks) {
     if (!b.weight || (b.packed = find_packed_weight(b.weight, b.column, b.width))) continue;
+    if (rows <= kInPlaceRows && b.width % kPanelWidth == 0 && first_use(b.weight, b.column, b.width)) {
+      b.packed = std::make_shared<const PanelMatrix>(
+          panels_in_place(b.weight->data.data() + b.column, b.weight->cols(), b.weight->rows(), b.width));
+      continue;
+    }
     // Allocated here, not on the thread that packs it: a helper's first allocations come
     // from an arena of its own whose pages are all fresh, where this thread's land on the
     // heap warm_up (numerics/attention.hpp) left resident.

@@ -5,8 +5,9 @@
 // weight is the B of every row block of every trace of a session, so it is packed once while
 // it lives, and V once per head. QKᵀ uses it only above 2048 keys (multiply_panels_scaled,
 // numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of scores that fits in L2 was
-// faster. Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the layout is the same
-// in both, the packets are the copy's.
+// faster. A weight's first product at a learner's length reads it in place instead
+// (pack_weight_blocks). Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the
+// layout is the same in both, the packets are the copy's.
 //
 // Every C element is one chain of fused multiply-adds over p = 0 … k−1 in order, whatever
 // the row or column blocking (fused where the copy has FMA): the same inputs give the same
@@ -20,11 +21,25 @@ namespace al::detail {
 // Columns per panel: two AVX2 packets, four SSE ones.
 constexpr Index kPanelWidth = 16;
 
-// B (k, n) as ceil(n / kPanelWidth) panels of (k, kPanelWidth), row after row, zero past n.
+// B (k, n) as ceil(n / kPanelWidth) panels of (k, kPanelWidth), row after row, zero past n;
+// or B read in place (`source`, rows `source_stride` apart, n a multiple of kPanelWidth): panel j
+// is then columns [j · kPanelWidth, (j + 1) · kPanelWidth) of B's rows, with no copy.
 struct PanelMatrix {
   Index k = 0, n = 0;
   FloatBuffer data;
+  const float* source = nullptr;
+  Index source_stride = 0;
+
+  const float* panel(Index j) const {
+    return source ? source + j * kPanelWidth : data.data() + j * k * kPanelWidth;
+  }
+  // Floats from one row of a panel to the next.
+  Index row_stride() const { return source ? source_stride : kPanelWidth; }
 };
+
+// B (k, n), rows ldb apart, as panels read in place; n a multiple of kPanelWidth. It must
+// outlive the view.
+PanelMatrix panels_in_place(const float* b, Index ldb, Index k, Index n);
 
 // Packs B (k, n), row stride ldb, into `out` (its buffer is reused when large enough).
 void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out);
@@ -51,7 +66,7 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
 // B of the backward pass's dX = dP · Wᵀ. Packs on a miss; safe from any thread.
 std::shared_ptr<const PanelMatrix> packed_weight(const TensorPtr& weight, Index column, Index width,
                                                  bool transposed = false);
-// The same, only if it is packed already; else null.
+// The same, only if it is packed already; else null (also for a block read in place once).
 std::shared_ptr<const PanelMatrix> find_packed_weight(const TensorPtr& weight, Index column, Index width,
                                                       bool transposed = false);
 
@@ -62,10 +77,17 @@ struct WeightBlock {
   std::shared_ptr<const PanelMatrix> packed;
 };
 
+// A's rows up to which a weight's first product reads it in place (pack_weight_blocks).
+constexpr Index kInPlaceRows = 256;
+
 // Fills every block's `packed`, packing those not packed yet (a new session, an edited
 // weight) across the thread team when `parallel`. Hits are looked up on this thread: a
-// parallel pass costs a hand-over to the other thread even when it is awake.
-void pack_weight_blocks(std::vector<WeightBlock>& blocks, bool parallel);
+// parallel pass costs a hand-over to the other thread even when it is awake. A block of
+// whole panels that has never been used is read in place instead when A has at most
+// kInPlaceRows `rows`, and packed at its next use: a session's first trace (a fresh
+// process's only one) at a learner's length spent more on packing than the packing saved
+// (docs/performance.md, twelfth pass). The bits are the same either way.
+void pack_weight_blocks(std::vector<WeightBlock>& blocks, Index rows, bool parallel);
 
 // Q·Kᵀ with K packed once: C (m, b.n) = A (m, b.k) · B, one sweep over B for each tile of rows,
 // so each row of C is written whole from registers (no zeroing first). With `scaled` (for a

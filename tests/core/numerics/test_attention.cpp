@@ -303,6 +303,18 @@ TEST_CASE("projections with d_k a multiple of 16 are written straight into the h
   }
 }
 
+TEST_CASE("a session's first trace reads its weights in place, later ones packed: the same bits") {
+  // L = 40 is under kInPlaceRows: the first trace multiplies the weights in place, the second
+  // their packings (numerics/panel_gemm.hpp). Both equal the reference; every stage bit for bit.
+  const al::Session s = random_projection_session(2, 40, 64, 4, 67);
+  auto first = compute_ok(s), second = compute_ok(s);
+  const Reference ref = reference_attention(s);
+  check_close(first->stage(Stage::Q), ref.q, "q");
+  check_close(first->stage(Stage::Output), ref.output, "output");
+  for (Stage st : {Stage::Q, Stage::K, Stage::V, Stage::Scores, Stage::Weights, Stage::Context, Stage::Output})
+    CHECK(second->stage(st).data == first->stage(st).data);
+}
+
 TEST_CASE("fused W_qkv gives the same trace as separate W_Q, W_K, W_V") {
   for (bool cross : {false, true}) {
     CAPTURE(cross);

@@ -1,8 +1,9 @@
 // The projections' GEMM (numerics/panel_gemm.hpp) against an explicit loop in double, on
 // shapes that leave partial register tiles, a partial last panel and several depth blocks;
 // the same bits however the rows and columns are split into calls or written into blocks, or
-// computed with the scores' scaling and row max (multiply_panels_scaled); and the
-// packed-weight cache, which must never hand out the packing of a weight that is gone.
+// computed with the scores' scaling and row max (multiply_panels_scaled), or read from B in
+// place; and the packed-weight cache, which must never hand out the packing of a weight that
+// is gone, and reads a weight in place at its first use by a few rows.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -213,4 +214,66 @@ TEST_CASE("packed_weight reuses a live weight's packing and never a dropped weig
     REQUIRE(packed->data[0] == static_cast<float>(round));
     REQUIRE(packed->data[packed->data.size() - 1] == static_cast<float>(round));
   }
+}
+
+TEST_CASE("panels read in place give the packed panels' bits") {
+  // Columns 32 … 127 of a (1100, 160) B, rows 160 apart: two depth blocks, six panels, and
+  // row counts that leave every partial register tile.
+  const Tensor b = random_normal({1100, 160}, 51, 1.0);
+  detail::PanelMatrix packed;
+  detail::pack_panels(b.data.data() + 32, 160, 1100, 96, packed);
+  const detail::PanelMatrix in_place = detail::panels_in_place(b.data.data() + 32, 160, 1100, 96);
+  CHECK(in_place.data.empty());  // nothing copied
+  for (Index m : {Index{1}, Index{5}, Index{13}, Index{64}}) {
+    CAPTURE(m);
+    const Tensor a = random_normal({m, 1100}, 52 + static_cast<std::uint64_t>(m), 1.0);
+    std::vector<float> from_packed(static_cast<size_t>(m * 96), -1.0f), from_source(from_packed.size(), -2.0f);
+    detail::multiply_panels(a.data.data(), 1100, m, packed, from_packed.data(), 96);
+    detail::multiply_panels(a.data.data(), 1100, m, in_place, from_source.data(), 96);
+    CHECK(from_source == from_packed);
+    for (Index i = 0; i < m; ++i)  // and the product itself, summed in double
+      for (Index j = 0; j < 96; j += 19) {
+        double sum = 0.0;
+        for (Index p = 0; p < 1100; ++p) sum += static_cast<double>(a.at({i, p})) * b.at({p, 32 + j});
+        REQUIRE(from_source[static_cast<size_t>(i * 96 + j)] == doctest::Approx(sum).epsilon(1e-4).scale(1.0));
+      }
+    // The scores' sweep reads panels the same way.
+    std::vector<float> c1(from_packed.size()), c2(c1.size()), s1(c1.size()), s2(c1.size()), max1(m), max2(m);
+    detail::multiply_panels_scaled(a.data.data(), 1100, m, packed, 0.5f, c1.data(), s1.data(), 96, max1.data());
+    detail::multiply_panels_scaled(a.data.data(), 1100, m, in_place, 0.5f, c2.data(), s2.data(), 96, max2.data());
+    CHECK(c2 == c1);
+    CHECK(s2 == s1);
+    CHECK(max2 == max1);
+  }
+}
+
+TEST_CASE("pack_weight_blocks reads a new weight in place at its first use by few rows, and packs it at the next") {
+  const TensorPtr w = make_tensor(random_normal({64, 96}, 61, 1.0));
+  auto blocks_of = [&](Index column, Index width) {
+    return std::vector<detail::WeightBlock>{{w, column, width, nullptr}};
+  };
+
+  std::vector<detail::WeightBlock> first = blocks_of(32, 64);
+  detail::pack_weight_blocks(first, detail::kInPlaceRows, false);
+  REQUIRE(first[0].packed);
+  CHECK(first[0].packed->source == w->data.data() + 32);  // B's own columns 32 …, rows 96 apart
+  CHECK(first[0].packed->source_stride == 96);
+  CHECK(first[0].packed->data.empty());
+  CHECK(detail::find_packed_weight(w, 32, 64) == nullptr);  // not kept: nothing was packed
+
+  std::vector<detail::WeightBlock> second = blocks_of(32, 64);
+  detail::pack_weight_blocks(second, 1, false);
+  REQUIRE(second[0].packed);
+  CHECK(second[0].packed->source == nullptr);
+  CHECK(detail::find_packed_weight(w, 32, 64) == second[0].packed);  // packed once, and kept
+  CHECK(second[0].packed->data[detail::kPanelWidth] == w->at({1, 32}));  // panel 0's second row
+
+  // More rows than kInPlaceRows, or a last panel that is not whole: packed at the first use.
+  std::vector<detail::WeightBlock> many_rows = blocks_of(0, 32), partial = blocks_of(0, 40);
+  detail::pack_weight_blocks(many_rows, detail::kInPlaceRows + 1, false);
+  detail::pack_weight_blocks(partial, 1, false);
+  CHECK(many_rows[0].packed->source == nullptr);
+  CHECK(partial[0].packed->source == nullptr);
+  CHECK(detail::find_packed_weight(w, 0, 32) == many_rows[0].packed);
+  CHECK(detail::find_packed_weight(w, 0, 40) == partial[0].packed);
 }
