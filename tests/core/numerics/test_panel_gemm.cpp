@@ -237,10 +237,17 @@ TEST_CASE("panels read in place give the packed panels' bits") {
         for (Index p = 0; p < 1100; ++p) sum += static_cast<double>(a.at({i, p})) * b.at({p, 32 + j});
         REQUIRE(from_source[static_cast<size_t>(i * 96 + j)] == doctest::Approx(sum).epsilon(1e-4).scale(1.0));
       }
+    // Columns 16 … 79 into blocks of 32 apart, as a projection writes heads, added to C.
+    const Index stride = m * 32 + 3;
+    std::vector<float> blocks_packed(static_cast<size_t>(2 * stride), 0.25f), blocks_source(blocks_packed);
+    const float* rows = a.data.data();
+    detail::multiply_panel_columns(rows, 1100, m, packed, 16, 64, blocks_packed.data(), 32, 32, stride, true);
+    detail::multiply_panel_columns(rows, 1100, m, in_place, 16, 64, blocks_source.data(), 32, 32, stride, true);
+    CHECK(blocks_source == blocks_packed);
     // The scores' sweep reads panels the same way.
     std::vector<float> c1(from_packed.size()), c2(c1.size()), s1(c1.size()), s2(c1.size()), max1(m), max2(m);
-    detail::multiply_panels_scaled(a.data.data(), 1100, m, packed, 0.5f, c1.data(), s1.data(), 96, max1.data());
-    detail::multiply_panels_scaled(a.data.data(), 1100, m, in_place, 0.5f, c2.data(), s2.data(), 96, max2.data());
+    detail::multiply_panels_scaled(rows, 1100, m, packed, 0.5f, c1.data(), s1.data(), 96, max1.data());
+    detail::multiply_panels_scaled(rows, 1100, m, in_place, 0.5f, c2.data(), s2.data(), 96, max2.data());
     CHECK(c2 == c1);
     CHECK(s2 == s1);
     CHECK(max2 == max1);
