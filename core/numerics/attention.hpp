@@ -68,8 +68,9 @@ Result<std::shared_ptr<const Trace>> compute(const Session& session,
 // computing thread while the session loads on another, so a learner who opens a file waits for
 // the computation, not for the warm-up; once the session is there, the warm-up stops within a
 // chunk of 256 KiB.
-// The first trace at L = 64 (d_model 512, 8 heads) takes about 5.5 MiB with its packed weights,
-// at L = 128 about 7.5. More, faulted in while the session loads, slowed the load as much as it
+// The first trace's stages at d_model 512, 8 heads take 1.1, 3 and 9 MiB at L = 64, 128 and 256
+// (its weights are read in place up to 256 rows, numerics/panel_gemm.hpp; from 512 on they are
+// packed too, 4 MiB). More, faulted in while the session loads, slowed the load as much as it
 // sped up the computation: the two cores faulting pages in at once (48 MiB made the whole command
 // 24 % slower at L = 128, docs/performance.md).
 constexpr Index kWarmHeapBytes = Index{8} << 20;

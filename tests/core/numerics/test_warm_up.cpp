@@ -54,13 +54,13 @@ TEST_CASE("warm_up asks whether the session is still loading, and stops at the f
   CHECK(asked == 1);
 }
 
-TEST_CASE("after warm_up, the first trace's packed weights and stages are written on resident pages") {
+TEST_CASE("after warm_up, a first trace's packed weights and stages are written on resident pages") {
 #if defined(__SANITIZE_ADDRESS__)
   MESSAGE("AddressSanitizer's allocator keeps its own heap: nothing to check");
 #else
   warm_up([] { return true; });
-  // L = 64 at d_model 512: the four packed weights (4 MiB) and the stages (1.1 MiB), in pieces
-  // the size of those of a trace.
+  // Four packed (512, 512) weights (4 MiB, as from 512 rows on) and the stages of L = 64 (1.1 MiB),
+  // in pieces the size of those of a trace.
   const long before = thread_page_faults();
   std::vector<std::unique_ptr<float[]>> buffers;
   for (Index floats : {Index{1} << 18, Index{1} << 18, Index{1} << 18, Index{1} << 18, Index{1} << 15, Index{1} << 15,
