@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "base/random.hpp"
 #include "numerics/attention.hpp"
+#include "numerics/attention_kernels.hpp"
 #include "attention_reference.hpp"
 
 using namespace attention_test;
@@ -106,4 +108,57 @@ TEST_CASE("summarize: an incremental recompute reuses the summaries of the stage
   CHECK(t.summary(Stage::Q) == before->summary(Stage::Q));
   CHECK(t.summary(Stage::V) != before->summary(Stage::V));
   for (Stage st : kPerHead) check_summary(t, st);
+}
+
+TEST_CASE("summarize_stage: many heads and row blocks, on both threads, against a naive loop") {
+  // (2, 12, 130, 77): 77 columns leave whole four-packet steps, single packets and a scalar tail
+  // at both vector widths; 130 rows are five row blocks (the last of 2), on both threads (240 240
+  // values, above kParallelFlops); 12 heads are summed in registers.
+  const Index batch = 2, heads = 12, rows = 130, cols = 77;
+  Tensor stage = al::random_normal({batch, heads, rows, cols}, 907, 3.0);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto cell = [&](Index b, Index h, Index r, Index c) -> float& {
+    return stage.data[static_cast<size_t>(((b * heads + h) * rows + r) * cols + c)];
+  };
+  for (Index h = 0; h < heads; ++h) cell(0, h, 3, 5) = -0.0f;  // 0 + -0 + ... is +0, as the loop sums
+  cell(0, 2, 10, 40) = std::numeric_limits<float>::quiet_NaN();   // in the mean, out of the ranges
+  cell(1, 7, 129, 76) = inf;                                       // in the tail
+  cell(1, 3, 33, 20) = -inf;
+  cell(1, 11, 0, 0) = 1e6f;  // the largest value, on a masked cell below
+  Tensor attend = al::random_uniform({batch, rows, cols}, 911, 0.0, 1.0);
+  for (float& a : attend.data) a = a < 0.3f ? 0.0f : 1.0f;
+  attend.data[static_cast<size_t>((1 * rows + 0) * cols + 0)] = 0.0f;
+
+  for (const float* mask : {static_cast<const float*>(nullptr), static_cast<const float*>(attend.data.data())}) {
+    INFO((mask ? "with a mask" : "no mask"));
+    const al::StageSummary summary = al::detail::summarize_stage(stage, mask);
+    for (Index b = 0; b < batch; ++b) {
+      for (Index h = 0; h < heads; ++h) {
+        float max_abs = 0.0f, max_value = -inf;
+        for (Index r = 0; r < rows; ++r)
+          for (Index c = 0; c < cols; ++c) {
+            const float v = cell(b, h, r, c);
+            if (!std::isfinite(v) || (mask && mask[(b * rows + r) * cols + c] == 0.0f)) continue;
+            max_abs = std::max(max_abs, std::fabs(v));
+            max_value = std::max(max_value, v);
+          }
+        CHECK(summary.max_abs[static_cast<size_t>(b * heads + h)] == max_abs);
+        CHECK(summary.max_value[static_cast<size_t>(b * heads + h)] == max_value);
+      }
+      for (Index r = 0; r < rows; ++r)
+        for (Index c = 0; c < cols; ++c) {
+          float sum = 0.0f;
+          for (Index h = 0; h < heads; ++h) sum += cell(b, h, r, c);
+          const float mean = sum / static_cast<float>(heads), got = summary.head_mean->at({b, r, c});
+          if (std::isnan(mean)) {
+            CHECK(std::isnan(got));
+          } else {
+            CHECK(got == mean);
+            CHECK(std::signbit(got) == std::signbit(mean));
+          }
+        }
+    }
+  }
+  CHECK(al::detail::summarize_stage(stage, nullptr).max_value[static_cast<size_t>(heads + 11)] == 1e6f);
+  CHECK(al::detail::summarize_stage(stage, attend.data.data()).max_value[static_cast<size_t>(heads + 11)] < 1e6f);
 }
