@@ -19,6 +19,13 @@ def medians(*paths):
         out[name] = fields
     return out
 
+def paired_ratio(prefix, name, peer):
+    """Median over the alternating rounds (bench/torch_peer.py --alternate) of our repetition in
+    round r (PREFIX_<r>.json) / torch's median in the same round."""
+    return statistics.median(medians(f"{prefix}_{r}.json")[name]["real_time"] / torch_round
+                             for r, torch_round in enumerate(peer["round_medians_ms"]))
+
+
 def peer_flops(L, d=512, heads=8):
     """FLOPs of the GEMMs every implementation must do: Q, K, V and W_O projections, QKᵀ and ·V."""
     d_k = d // heads
@@ -68,7 +75,7 @@ for L in lengths:
         mine = medians(f"{out}/ours_full_{L}_{r}.json")
         rounds.append((mine[f"FullTrace/L:{L}/real_time"]["real_time"], torch_round,
                        max(mine["GemmRate/rows:2048/real_time"]["GFLOPs"], peer["round_gemm_gflops"][r])))
-    ratio = statistics.median(o / t for o, t, _ in rounds)
+    ratio = paired_ratio(f"{out}/ours_full_{L}", f"FullTrace/L:{L}/real_time", peer)
     of_floor = statistics.median(peer_flops(L) / (g * 1e9) * 1e3 / o for o, _, g in rounds)
     gemm_gflops = statistics.median(g for _, _, g in rounds)
     torch, torch_min, torch_cpu = peer["median_ms"], peer["min_ms"], peer["cpu_ms"]
@@ -145,15 +152,18 @@ import os
 backward_lengths = [L for L in lengths if os.path.exists(f"{out}/ours_backward_{L}.json")]
 if backward_lengths:
     print()
+    print("Forward + backward: ours and torch's in alternating rounds too, the ratio paired by round.")
+    print()
     print("| L | ours forward + backward ms | torch forward + backward() ms | ratio ours/torch | cpu ratio | ours, keeping every stage's gradient ms |")
     print("|---:|---:|---:|---:|---:|---:|")
     backward_verdicts = []
     for L in backward_lengths:
-        ours = medians(f"{out}/ours_backward_{L}.json")
+        ours = medians(f"{out}/ours_backward_{L}.json", *glob.glob(f"{out}/ours_fb_{L}_*.json"))
         peer = json.loads(open(f"{out}/torch_backward_{L}.json").read())
         fb = ours[f"ForwardBackward/L:{L}/real_time"]
         stages = ours[f"ForwardBackwardStages/L:{L}/real_time"]["real_time"]
-        wall, cpu = fb["real_time"] / peer["median_ms"], fb["cpu_time"] / peer["cpu_ms"]
+        wall = paired_ratio(f"{out}/ours_fb_{L}", f"ForwardBackward/L:{L}/real_time", peer)
+        cpu = fb["cpu_time"] / peer["cpu_ms"]
         backward_verdicts.append((L, wall, cpu))
         print(f"| {L} | {fb['real_time']:.1f} ({fb['min_ms']:.1f}) | {peer['median_ms']:.1f} ({peer['min_ms']:.1f}) "
               f"| **{wall:.2f}** | {cpu:.2f} | {stages:.1f} |")

@@ -57,12 +57,13 @@ for len in "${length_list[@]}"; do
   # alternating rounds, so that both see the same state of the machine (bench/torch_peer.py).
   "${priority[@]}" "$python" bench/torch_peer.py --lengths "$len" --runs 3 --rounds "$reps" \
     --alternate "$bench" --ours-out "$out/ours_full_$len" >"$out/torch_$len.json"
-  # Forward + backward (issue 13) at the lengths gradient_bench.cpp registers.
+  # Forward + backward (issue 13) at the lengths gradient_bench.cpp registers: ours and torch's
+  # in alternating rounds as well (ours to ours_fb_<L>_<round>.json).
   if [ "$len" = 128 ] || [ "$len" = 512 ]; then
-    "${priority[@]}" "$bench" --benchmark_filter="^ForwardBackward(Stages)?/L:$len/" "${bench_args[@]}" \
+    "${priority[@]}" "$bench" --benchmark_filter="^ForwardBackwardStages/L:$len/" "${bench_args[@]}" \
       --benchmark_out="$out/ours_backward_$len.json" >/dev/null 2>&1
-    "${priority[@]}" "$python" bench/torch_peer.py --backward --lengths "$len" --runs $((reps * 3)) \
-      >"$out/torch_backward_$len.json"
+    "${priority[@]}" "$python" bench/torch_peer.py --backward --lengths "$len" --runs 3 --rounds "$reps" \
+      --alternate "$bench" --ours-out "$out/ours_fb_$len" >"$out/torch_backward_$len.json"
   fi
 done
 "${priority[@]}" "$bench" --benchmark_filter='^(Incremental|Seed000|TrainingStep|FirstTouch)/' "${bench_args[@]}" --benchmark_out="$out/other.json" >/dev/null 2>&1

@@ -13,7 +13,8 @@ With --cold, the first forward of a fresh process.
 
 With --alternate BENCH, rounds of: our FullTrace and GemmRate (one repetition, a run of
 bench/attention_bench BENCH, written to --ours-out PREFIX_<round>.json), then torch's runs
-and OpenBLAS's sgemm rate (bench/report.py's GEMM floor takes the better of it and ours).
+and OpenBLAS's sgemm rate (bench/report.py's GEMM floor takes the better of it and ours);
+with --backward too, rounds of our ForwardBackward and torch's forward + backward().
 Both sides then see the same state of the machine: this VM runs at one of two speeds about
 25 % apart for seconds at a time, so timing ours first and torch a few seconds later could
 compare one speed with the other (docs/performance.md, issue 16's sixth pass).
@@ -73,23 +74,27 @@ def first_call(mha, length):
 
 
 def alternate(mha, length, args):
-    """Our FullTrace and GemmRate, then torch's forward and sgemm, round after round (see above)."""
+    """Our FullTrace and GemmRate, then torch's forward and sgemm, round after round (see above);
+    with --backward, our ForwardBackward, then torch's forward + backward()."""
     x = torch.randn(1, length, 512)
+    ours = f"ForwardBackward/L:{length}" if args.backward else f"(FullTrace/L:{length}|GemmRate/rows:2048)"
+    timer = time_forward_backward if args.backward else time_forward
     times, cpu_times, gemm, round_medians = [], [], [], []
     for round_ in range(args.rounds):
-        subprocess.run([args.alternate, f"--benchmark_filter=^(FullTrace/L:{length}|GemmRate/rows:2048)/",
+        subprocess.run([args.alternate, f"--benchmark_filter=^{ours}/",
                         "--benchmark_repetitions=1", "--benchmark_out_format=json",
                         f"--benchmark_out={args.ours_out}_{round_}.json"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         # As many runs as fill about half a second (at least --runs), as Google Benchmark times ours.
-        round_times, round_cpu = time_forward(mha, x, args.runs, args.warmup if round_ == 0 else 0)
+        round_times, round_cpu = timer(mha, x, args.runs, args.warmup if round_ == 0 else 0)
         if sum(round_times) < 500:
-            more, more_cpu = time_forward(mha, x, int(500 / statistics.median(round_times)), 0)
+            more, more_cpu = timer(mha, x, int(500 / statistics.median(round_times)), 0)
             round_times, round_cpu = round_times + more, round_cpu + more_cpu
         times += round_times
         round_medians.append(statistics.median(round_times))
         cpu_times += round_cpu
-        gemm.append(gemm_rate(2048, 20))
+        if not args.backward:
+            gemm.append(gemm_rate(2048, 20))
     return times, cpu_times, gemm, round_medians
 
 
@@ -133,7 +138,7 @@ def main():
         length = int(args.lengths.split(",")[0])
         times, cpu_times, gemm, round_medians = alternate(mha, length, args)
         print(json.dumps({"L": length, "median_ms": statistics.median(times), "min_ms": min(times),
-                          "cpu_ms": statistics.median(cpu_times), "gemm_gflops": max(gemm), "round_gemm_gflops": gemm,
+                          "cpu_ms": statistics.median(cpu_times), "round_gemm_gflops": gemm,
                           "round_medians_ms": round_medians,
                           "runs": len(times), "threads": torch.get_num_threads()}))
         return
