@@ -69,27 +69,36 @@ std::string human_bytes(Index bytes) {
   return buf;
 }
 
-// A stage's range without NaN (counted apart); infinities count as values. One pass, vectorised
-// and on both cores: the (B, h, L, L) stages are most of the command's time otherwise.
+// A stage's range without NaN (counted apart); infinities count as values. The (B, h, L, L)
+// stages are most of the command's time otherwise, so the range is found in one vectorised pass
+// on both cores (a NaN fails both comparisons and is left out), and NaN and infinities are
+// counted in a second pass only where the first saw one: the masked stage's -inf, rarely more.
 struct StageRange {
   float lo = 0, hi = 0;
   Index nans = 0, infs = 0;
 };
 
 StageRange range_of(const Tensor& t) {
-  const float inf = std::numeric_limits<float>::infinity();
-  float lo = inf, hi = -inf;
-  Index nans = 0, infs = 0;
+  constexpr float inf = std::numeric_limits<float>::infinity(), largest = std::numeric_limits<float>::max();
+  constexpr Index kParallelAbove = Index{1} << 18;
   const float* v = t.data.data();
   const Index n = t.size();
-#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) reduction(+ : nans, infs) if (n > (Index{1} << 18))
+  float lo = inf, hi = -inf;
+  int non_finite = 0;
+#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) reduction(| : non_finite) if (n > kParallelAbove)
   for (Index i = 0; i < n; ++i) {
     const float x = v[i];
-    const bool nan = std::isnan(x);
-    nans += nan;
-    infs += std::fabs(x) == inf;
-    lo = std::min(lo, nan ? lo : x);
-    hi = std::max(hi, nan ? hi : x);
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    non_finite |= !(std::fabs(x) <= largest);
+  }
+  Index nans = 0, infs = 0;
+  if (non_finite) {
+#pragma omp parallel for reduction(+ : nans, infs) if (n > kParallelAbove)
+    for (Index i = 0; i < n; ++i) {
+      nans += std::isnan(v[i]);
+      infs += std::isinf(v[i]);
+    }
   }
   return {lo, hi, nans, infs};
 }
