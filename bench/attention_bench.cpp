@@ -243,13 +243,27 @@ void GemmRate(benchmark::State& state) {
   const al::Tensor a = al::random_normal({rows, d}, 1, 1.0);
   const al::TensorPtr b = al::make_tensor(al::random_normal({d, d}, 2, 1.0));
   al::Tensor c({rows, d});
+  const double gflop = 2.0 * static_cast<double>(rows) * d * d / 1e9;
+  // Also the best of calls 3 … 22, as bench/torch_peer.py's gemm_rate measures OpenBLAS's (three
+  // warm-up calls, then the best of 20): the floor takes the better of the two rates, so both
+  // must be the same statistic. This VM's speed changes within a run: the mean of ours came out
+  // 10-15 % under OpenBLAS's best when the best of each was the same (issue 16, seventeenth pass).
+  using Clock = std::chrono::steady_clock;
+  constexpr int kWarmUpCalls = 3, kBestOfCalls = 20;
+  double best_seconds = 0;
+  int call = 0;
   for (auto _ : state) {
+    const auto start = Clock::now();
     al::detail::multiply_rows(a, b, nullptr, c);
     benchmark::DoNotOptimize(c.data.data());
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (call >= kWarmUpCalls && call < kWarmUpCalls + kBestOfCalls && (best_seconds == 0 || seconds < best_seconds))
+      best_seconds = seconds;
+    ++call;
   }
-  // GFLOP per iteration, as a rate: GFLOP/s.
-  state.counters["GFLOPs"] = benchmark::Counter(2.0 * static_cast<double>(rows) * d * d / 1e9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+  // GFLOP per iteration, as a rate: GFLOP/s (the mean over every call).
+  state.counters["GFLOPs"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+  if (best_seconds > 0) state.counters["GFLOPs_best"] = gflop / best_seconds;
 }
 
 // What this machine's kernel takes to hand a process fresh memory: 256 MiB allocated as a stage
