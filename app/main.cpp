@@ -85,7 +85,7 @@ int dispatch(int argc, char** argv) {
   }
   if (command == "--version" || command == "-V") {
     std::cout << "attention-lab " << ATTENTION_LAB_VERSION << "\n"
-              << "kernels: " << al::detail::kernel_path() << " (ATTENTION_LAB_CPU=baseline forces x86-64)\n";
+              << "kernels: " << al::detail::kernel_path() << " (ATTENTION_LAB_CPU=baseline or avx2 caps them)\n";
     return 0;
   }
   if (command == "--list-presets") return list_presets();

@@ -1,12 +1,13 @@
 #include "numerics/kernel_dispatch.hpp"
 
 #include <cstdlib>
-#include <cstring>
+#include <string_view>
 
 #ifdef ATTENTION_LAB_AVX2_KERNELS
-// The AVX2+FMA copy's table (numerics/variants/kernel_table.cpp): the only global symbol
-// of kernels_avx2.o, whose other symbols core/CMakeLists.txt made local.
+// The wider copies' tables (numerics/variants/kernel_table.cpp): the only global symbol of
+// kernels_avx2.o and kernels_avx512.o, whose other symbols core/CMakeLists.txt made local.
 extern "C" const al::detail::KernelTable al_kernels_avx2;
+extern "C" const al::detail::KernelTable al_kernels_avx512;
 #endif
 
 namespace al::detail {
@@ -16,9 +17,14 @@ namespace {
 const KernelTable* choose() {
 #ifdef ATTENTION_LAB_AVX2_KERNELS
   const char* forced = std::getenv("ATTENTION_LAB_CPU");
-  if (forced && std::strcmp(forced, "baseline") == 0) return nullptr;
+  const std::string_view ceiling = forced ? forced : "";  // the widest copy allowed
+  if (ceiling == "baseline") return nullptr;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &al_kernels_avx2;
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return nullptr;
+  // libgcc's check covers the OS too: it saves the AVX-512 registers (XCR0).
+  if (ceiling != "avx2" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+    return &al_kernels_avx512;
+  return &al_kernels_avx2;
 #endif
   return nullptr;
 }

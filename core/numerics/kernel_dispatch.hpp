@@ -1,11 +1,12 @@
 #pragma once
 // The one dispatch point of the hot kernels (trace GEMMs, softmax, the backward pass,
-// FlashAttention, linear attention). The whole program is compiled for the portable x86-64 baseline; on x86-64 the
-// kernel files are compiled a second time with AVX2+FMA (core/CMakeLists.txt), and that copy
-// is used when the CPU has both and $ATTENTION_LAB_CPU is not "baseline". Each dispatched
-// entry starts with AL_KERNEL_DISPATCH, which hands the call to the faster copy; inside that
-// copy (AL_KERNEL_VARIANT) the macro is empty. No x86 intrinsics anywhere: Eigen picks
-// its packets (SSE2, AVX2, NEON) from the compiler flags of each copy.
+// FlashAttention, linear attention). The whole program is compiled for the portable x86-64
+// baseline; on x86-64 the kernel files are compiled twice more (core/CMakeLists.txt): with
+// AVX2+FMA, and the same with AVX-512VL for the panel GEMM's register tiles. The widest copy
+// the CPU runs is used; $ATTENTION_LAB_CPU caps it: "baseline", or "avx2". Each dispatched
+// entry starts with AL_KERNEL_DISPATCH, which hands the call to the faster copy; inside a copy
+// (AL_KERNEL_VARIANT) the macro is empty. No x86 intrinsics anywhere: Eigen picks its packets
+// (SSE2, AVX2, NEON) from the compiler flags of each copy.
 
 namespace al::detail {
 

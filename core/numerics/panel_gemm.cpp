@@ -15,123 +15,152 @@ namespace al::detail {
 
 namespace {
 
+#ifdef __AVX512VL__
+// The AVX-512 copy of the kernels (core/CMakeLists.txt) keeps AVX2's eight-lane packets, so each
+// element is the AVX2 copy's chain, bit for bit, and spends AVX-512VL's 32 registers on tiles
+// two panels wide: a broadcast of A feeds four multiply-adds instead of two.
+using Packet = Eigen::internal::Packet8f;
+constexpr Index kLanes = 8;
+constexpr int kTilePanels = 2;
+#else
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
+constexpr int kTilePanels = 1;
+#endif
 constexpr int kPanelPackets = static_cast<int>(kPanelWidth / kLanes);
-// Rows per register tile: 12 accumulators (6 × 2 AVX2 packets, 3 × 4 SSE ones), the panel's
-// packets and one broadcast of A fit the 16 vector registers.
+// Rows per register tile: 12 accumulators a panel (6 × 2 AVX2 packets, 3 × 4 SSE ones); with a
+// broadcast of A and the panels' packets, one panel fills 15 of 16 registers, two 29 of 32.
 constexpr int kTileRows = 12 / kPanelPackets;
-// Rows of B per pass over C: a panel's slice (32 KiB) stays in L1 while the tiles of A go by.
-constexpr Index kDepthBlock = 512;
+// Rows of B per pass over C: a tile's slice of the panels (32 KiB) stays in L1 while the tiles
+// of A go by.
+constexpr Index kDepthBlock = 512 / kTilePanels;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
 
-// acc[i] (+)= A[i, 0:depth] · panel[0:depth, :] for i < Rows, the panel's rows ldp apart: one
-// fused multiply-add chain per element, over p in order.
-template <int Rows>
-EIGEN_STRONG_INLINE void accumulate_tile(Packet (&acc)[Rows][kPanelPackets], const float* a, Index lda,
-                                         const float* panel, Index ldp, Index depth) {
+// A register tile's accumulators: Rows rows of C by Panels adjacent panels' columns.
+template <int Rows, int Panels>
+using Tile = Packet[Rows][Panels * kPanelPackets];
+
+// acc[i] (+)= A[i, 0:depth] · the Panels panels from `panel` on, panel_stride floats apart, their
+// rows ldp apart: one fused multiply-add chain per element, over p in order.
+template <int Rows, int Panels>
+EIGEN_STRONG_INLINE void accumulate_tile(Tile<Rows, Panels>& acc, const float* a, Index lda, const float* panel,
+                                         Index panel_stride, Index ldp, Index depth) {
   using namespace Eigen::internal;
+  constexpr int kPackets = Panels * kPanelPackets;
   for (Index p = 0; p < depth; ++p) {
-    Packet column[kPanelPackets];
-    for (int q = 0; q < kPanelPackets; ++q) column[q] = ploadu<Packet>(panel + p * ldp + q * kLanes);
+    Packet column[kPackets];
+    for (int q = 0; q < kPackets; ++q)
+      column[q] = ploadu<Packet>(panel + q / kPanelPackets * panel_stride + p * ldp + q % kPanelPackets * kLanes);
     for (int i = 0; i < Rows; ++i) {
       const Packet x = pset1<Packet>(a[i * lda + p]);
-      for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
+      for (int q = 0; q < kPackets; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
     }
   }
 }
 
-// C[0:Rows, 0:cols] = acc.
-template <int Rows>
-EIGEN_STRONG_INLINE void store_tile(const Packet (&acc)[Rows][kPanelPackets], float* c, Index ldc, Index cols) {
+// C[0:Rows, 0:cols] = acc; `cols` is short of the tile's width only in a one-panel tile.
+template <int Rows, int Panels>
+EIGEN_STRONG_INLINE void store_tile(const Tile<Rows, Panels>& acc, float* c, Index ldc, Index cols) {
   using namespace Eigen::internal;
+  constexpr int kPackets = Panels * kPanelPackets;
   for (int i = 0; i < Rows; ++i) {
-    if (cols == kPanelWidth) {
-      for (int q = 0; q < kPanelPackets; ++q) pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+    if (cols == Panels * kPanelWidth) {
+      for (int q = 0; q < kPackets; ++q) pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
     } else {
-      float partial[kPanelWidth];
-      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
+      float partial[Panels * kPanelWidth];
+      for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
       std::copy(partial, partial + cols, c + i * ldc);
     }
   }
 }
 
-// C[0:Rows, 0:cols] (+)= A[0:Rows, 0:depth] · panel[0:depth, 0:cols]: C is started from zero
-// on the first depth block and continued from its stored value on the next ones, so each
-// element stays one chain over p in order. `cols` < kPanelWidth only in the last panel.
-template <int Rows>
-void multiply_tile(const float* a, Index lda, const float* panel, Index ldp, Index depth, float* c, Index ldc,
-                   Index cols, bool first_block) {
+// C[0:Rows, 0:cols] (+)= A[0:Rows, 0:depth] · the tile's panels: C is started from zero on the
+// first depth block and continued from its stored value on the next ones, so each element
+// stays one chain over p in order.
+template <int Rows, int Panels>
+void multiply_tile(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp, Index depth, float* c,
+                   Index ldc, Index cols, bool first_block) {
   using namespace Eigen::internal;
-  Packet acc[Rows][kPanelPackets];
-  float partial[kPanelWidth];
-  for (int i = 0; i < Rows; ++i)
-    for (int q = 0; q < kPanelPackets; ++q) {
-      if (first_block) {
-        acc[i][q] = pset1<Packet>(0.0f);
-      } else if (cols == kPanelWidth) {
-        acc[i][q] = ploadu<Packet>(c + i * ldc + q * kLanes);
-      } else {
-        std::fill(partial, partial + kPanelWidth, 0.0f);
-        std::copy(c + i * ldc, c + i * ldc + cols, partial);
-        acc[i][q] = ploadu<Packet>(partial + q * kLanes);
-      }
+  constexpr int kPackets = Panels * kPanelPackets;
+  Tile<Rows, Panels> acc;
+  for (int i = 0; i < Rows; ++i) {
+    const float* row = c + i * ldc;
+    float partial[Panels * kPanelWidth];
+    if (!first_block && cols < Panels * kPanelWidth) {  // the last panel: zero past C's columns
+      std::fill(std::copy(row, row + cols, partial), partial + Panels * kPanelWidth, 0.0f);
+      row = partial;
     }
-  accumulate_tile<Rows>(acc, a, lda, panel, ldp, depth);
-  store_tile<Rows>(acc, c, ldc, cols);
+    for (int q = 0; q < kPackets; ++q)
+      acc[i][q] = first_block ? pset1<Packet>(0.0f) : ploadu<Packet>(row + q * kLanes);
+  }
+  accumulate_tile<Rows, Panels>(acc, a, lda, panel, panel_stride, ldp, depth);
+  store_tile<Rows, Panels>(acc, c, ldc, cols);
 }
 
-// The tile of multiply_panels_scaled: C[0:Rows, 0:cols] = A · panel over the whole depth and,
-// unless `scaled` is null, scaled = C · scale and max[i] = pmax(max[i], scaled row i) over the
-// `cols` real columns.
-template <int Rows>
-void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index ldp, Index depth, float scale,
-                          float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+// The tile of multiply_panels_scaled: C[0:Rows, 0:cols] = A · the tile's panels over the whole
+// depth and, unless `scaled` is null, scaled = C · scale and max[i] = pmax(max[i], scaled row i)
+// over the `cols` real columns.
+template <int Rows, int Panels>
+void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp, Index depth,
+                          float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
   using namespace Eigen::internal;
-  Packet acc[Rows][kPanelPackets];
+  constexpr int kPackets = Panels * kPanelPackets;
+  Tile<Rows, Panels> acc;
   for (int i = 0; i < Rows; ++i)
-    for (int q = 0; q < kPanelPackets; ++q) acc[i][q] = pset1<Packet>(0.0f);
-  accumulate_tile<Rows>(acc, a, lda, panel, ldp, depth);
-  if (!scaled) return store_tile<Rows>(acc, c, ldc, cols);
+    for (int q = 0; q < kPackets; ++q) acc[i][q] = pset1<Packet>(0.0f);
+  accumulate_tile<Rows, Panels>(acc, a, lda, panel, panel_stride, ldp, depth);
+  if (!scaled) return store_tile<Rows, Panels>(acc, c, ldc, cols);
   const Packet factor = pset1<Packet>(scale);
   for (int i = 0; i < Rows; ++i) {
-    if (cols == kPanelWidth) {
-      for (int q = 0; q < kPanelPackets; ++q) {
+    if (cols == Panels * kPanelWidth) {
+      for (int q = 0; q < kPackets; ++q) {
         const Packet v = pmul(acc[i][q], factor);
         pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
         pstoreu(scaled + i * ldc + q * kLanes, v);
         max[i] = pmax(max[i], v);
       }
     } else {  // the last panel: its padding columns are left out of the max
-      float partial[kPanelWidth];
-      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
+      float partial[Panels * kPanelWidth];
+      for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
       std::copy(partial, partial + cols, c + i * ldc);
-      for (int q = 0; q < kPanelPackets; ++q) pstoreu(partial + q * kLanes, pmul(acc[i][q], factor));
+      for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, pmul(acc[i][q], factor));
       std::copy(partial, partial + cols, scaled + i * ldc);
-      std::fill(partial + cols, partial + kPanelWidth, -std::numeric_limits<float>::infinity());
-      for (int q = 0; q < kPanelPackets; ++q) max[i] = pmax(max[i], ploadu<Packet>(partial + q * kLanes));
+      std::fill(partial + cols, partial + Panels * kPanelWidth, -std::numeric_limits<float>::infinity());
+      for (int q = 0; q < kPackets; ++q) max[i] = pmax(max[i], ploadu<Packet>(partial + q * kLanes));
     }
   }
 }
 
-template <int Rows = 1>
-void multiply_short_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index ldp, Index depth,
-                                float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
-  if constexpr (Rows < kTileRows) {
-    if (rows == Rows) return multiply_tile_scaled<Rows>(a, lda, panel, ldp, depth, scale, c, scaled, ldc, cols, max);
-    multiply_short_tile_scaled<Rows + 1>(rows, a, lda, panel, ldp, depth, scale, c, scaled, ldc, cols, max);
+// multiply_tile with `rows` ≤ kTileRows: the last m % kTileRows rows have a tile of their own.
+template <int Panels, int Rows = kTileRows>
+void multiply_rows_tile(int rows, const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
+                        Index depth, float* c, Index ldc, Index cols, bool first_block) {
+  if constexpr (Rows > 0) {
+    if (rows == Rows)
+      return multiply_tile<Rows, Panels>(a, lda, panel, panel_stride, ldp, depth, c, ldc, cols, first_block);
+    multiply_rows_tile<Panels, Rows - 1>(rows, a, lda, panel, panel_stride, ldp, depth, c, ldc, cols, first_block);
   }
 }
 
-// The last m % kTileRows rows: a tile of exactly that many.
-template <int Rows = 1>
-void multiply_short_tile(int rows, const float* a, Index lda, const float* panel, Index ldp, Index depth, float* c,
-                         Index ldc, Index cols, bool first_block) {
-  if constexpr (Rows < kTileRows) {
-    if (rows == Rows) return multiply_tile<Rows>(a, lda, panel, ldp, depth, c, ldc, cols, first_block);
-    multiply_short_tile<Rows + 1>(rows, a, lda, panel, ldp, depth, c, ldc, cols, first_block);
+// multiply_tile_scaled with `rows` ≤ kTileRows.
+template <int Panels, int Rows = kTileRows>
+void multiply_rows_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
+                               Index depth, float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+  if constexpr (Rows > 0) {
+    if (rows == Rows)
+      return multiply_tile_scaled<Rows, Panels>(a, lda, panel, panel_stride, ldp, depth, scale, c, scaled, ldc, cols,
+                                                max);
+    multiply_rows_tile_scaled<Panels, Rows - 1>(rows, a, lda, panel, panel_stride, ldp, depth, scale, c, scaled, ldc,
+                                                cols, max);
   }
+}
+
+// Panels in the tile at column x of C (n columns, cut into blocks of block_width): kTilePanels
+// when they are all whole and in one block, so adjacent in C; else one.
+int tile_panels_at(Index x, Index n, Index block_width) {
+  constexpr Index width = kTilePanels * kPanelWidth;
+  return x + width <= n && x % block_width + width <= block_width ? kTilePanels : 1;
 }
 
 }  // namespace
@@ -197,20 +226,25 @@ void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, Panel
 void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatrix& b, float scale, float* c,
                             float* scaled, Index ldc, float* row_max) {
   using namespace Eigen::internal;
-  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth, ldp = b.row_stride();
+  const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth, ldp = b.row_stride(), step = b.panel_stride();
   for (Index i = 0; i < m; i += kTileRows) {
     const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
     Packet max[kTileRows];
     std::fill(max, max + kTileRows, pset1<Packet>(-std::numeric_limits<float>::infinity()));
-    for (Index j = 0; j < panels; ++j) {
+    for (Index j = 0; j < panels;) {
+      const Index x = j * kPanelWidth;
+      const int tile_panels = tile_panels_at(x, b.n, b.n);
+      const Index cols = std::min(tile_panels * kPanelWidth, b.n - x);
       const float* panel = b.panel(j);
-      const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, b.n - x);
       float* tile = c + i * ldc + x;
       float* scaled_tile = scaled ? scaled + i * ldc + x : nullptr;
-      if (rows == kTileRows)
-        multiply_tile_scaled<kTileRows>(a + i * lda, lda, panel, ldp, b.k, scale, tile, scaled_tile, ldc, cols, max);
+      if (tile_panels == kTilePanels)
+        multiply_rows_tile_scaled<kTilePanels>(rows, a + i * lda, lda, panel, step, ldp, b.k, scale, tile,
+                                               scaled_tile, ldc, cols, max);
       else
-        multiply_short_tile_scaled(rows, a + i * lda, lda, panel, ldp, b.k, scale, tile, scaled_tile, ldc, cols, max);
+        multiply_rows_tile_scaled<1>(rows, a + i * lda, lda, panel, step, ldp, b.k, scale, tile, scaled_tile, ldc,
+                                     cols, max);
+      j += tile_panels;
     }
     if (scaled)
       for (int r = 0; r < rows; ++r) row_max[i + r] = predux_max(max[r]);
@@ -230,21 +264,26 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
     return;
   }
   const Index first_panel = first / kPanelWidth, panels = (n + kPanelWidth - 1) / kPanelWidth;
-  const Index ldp = b.row_stride();
+  const Index ldp = b.row_stride(), step = b.panel_stride();
   for (Index p0 = 0; p0 < b.k; p0 += kDepthBlock) {
     const Index depth = std::min(kDepthBlock, b.k - p0);
-    for (Index j = 0; j < panels; ++j) {
+    const bool first_block = p0 == 0 && !accumulate;
+    for (Index j = 0; j < panels;) {
+      const Index x = j * kPanelWidth;  // C's column within the range
+      const int tile_panels = tile_panels_at(x, n, block_width);
+      const Index cols = std::min(tile_panels * kPanelWidth, n - x);
       const float* panel = b.panel(first_panel + j) + p0 * ldp;
-      const Index x = j * kPanelWidth, cols = std::min(kPanelWidth, n - x);  // x: C's column within the range
       float* column = c + x / block_width * block_stride + x % block_width;
       for (Index i = 0; i < m; i += kTileRows) {
         const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
-        float* tile = column + i * ldc;
-        if (rows == kTileRows)
-          multiply_tile<kTileRows>(a + i * lda + p0, lda, panel, ldp, depth, tile, ldc, cols, p0 == 0 && !accumulate);
+        const float* a_tile = a + i * lda + p0;
+        if (tile_panels == kTilePanels)
+          multiply_rows_tile<kTilePanels>(rows, a_tile, lda, panel, step, ldp, depth, column + i * ldc, ldc, cols,
+                                          first_block);
         else
-          multiply_short_tile(rows, a + i * lda + p0, lda, panel, ldp, depth, tile, ldc, cols, p0 == 0 && !accumulate);
+          multiply_rows_tile<1>(rows, a_tile, lda, panel, step, ldp, depth, column + i * ldc, ldc, cols, first_block);
       }
+      j += tile_panels;
     }
   }
 }

@@ -30,9 +30,9 @@ struct PanelMatrix {
   const float* source = nullptr;
   Index source_stride = 0;
 
-  const float* panel(Index j) const {
-    return source ? source + j * kPanelWidth : data.data() + j * k * kPanelWidth;
-  }
+  const float* panel(Index j) const { return (source ? source : data.data()) + j * panel_stride(); }
+  // Floats from one panel to the next.
+  Index panel_stride() const { return source ? kPanelWidth : k * kPanelWidth; }
   // Floats from one row of a panel to the next.
   Index row_stride() const { return source ? source_stride : kPanelWidth; }
 };

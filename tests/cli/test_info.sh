@@ -13,11 +13,25 @@ done
 
 version=$(grep -oP 'project\(attention_lab VERSION \K[0-9.]+' "$src/CMakeLists.txt")
 [ "$("$bin" --version | head -n 1)" = "attention-lab $version" ] || { echo "FAIL: --version: $("$bin" --version)"; exit 1; }
-# The second line names the kernels in use; ATTENTION_LAB_CPU=baseline forces the portable ones.
+# The second line names the kernels in use: the widest copy this CPU runs, unless
+# ATTENTION_LAB_CPU caps it at the portable ones (baseline) or the AVX2+FMA ones (avx2).
 "$bin" --version | grep -q "^kernels: " || { echo "FAIL: --version does not name the kernels"; exit 1; }
 if [ "$(uname -m)" = x86_64 ]; then
-  ATTENTION_LAB_CPU=baseline "$bin" --version | grep -q "^kernels: x86-64 baseline" \
-    || { echo "FAIL: ATTENTION_LAB_CPU=baseline: $(ATTENTION_LAB_CPU=baseline "$bin" --version)"; exit 1; }
+  kernels_line() { ATTENTION_LAB_CPU=$1 "$bin" --version | sed -n 's/^kernels: \(.*\) (ATTENTION_LAB_CPU.*/\1/p'; }
+  cpu=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  has() { [[ $cpu == *" $1 "* ]]; }
+  expect() {
+    [ "$(kernels_line "$1")" = "$2" ] || { echo "FAIL: ATTENTION_LAB_CPU=$1: '$(kernels_line "$1")', not '$2'"; exit 1; }
+  }
+  expect baseline "x86-64 baseline"
+  if has avx2 && has fma; then
+    expect avx2 "x86-64-v3 (AVX2+FMA)"
+    if has avx512f && has avx512vl; then
+      expect "" "x86-64-v3 with AVX-512VL registers (AVX2+FMA)"
+    else
+      expect "" "x86-64-v3 (AVX2+FMA)"
+    fi
+  fi
 fi
 
 "$bin" --list-presets | while read -r name description; do

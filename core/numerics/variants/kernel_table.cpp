@@ -1,6 +1,6 @@
-// Compiled only into the AVX2+FMA copy of the kernels (core/CMakeLists.txt): the table the
-// dispatcher (numerics/kernel_dispatch.cpp) reaches that copy through. Its addresses are
-// this copy's own functions, whose symbols are local to kernels_avx2.o.
+// Compiled only into the wider copies of the kernels (core/CMakeLists.txt), each defining
+// AL_KERNEL_TABLE and AL_KERNEL_NAME: the table the dispatcher (numerics/kernel_dispatch.cpp) reaches that copy
+// through. Its addresses are this copy's own functions, whose symbols are local to its object.
 #include "numerics/attention_kernels.hpp"
 #include "numerics/backward.hpp"
 #include "numerics/flash_attention.hpp"
@@ -17,5 +17,4 @@ const al::detail::LinearKernels linear{&al::linear_attention};
 
 }  // namespace
 
-extern "C" const al::detail::KernelTable al_kernels_avx2{"x86-64-v3 (AVX2+FMA)", &trace, &backward, &flash,
-                                                           &linear};
+extern "C" const al::detail::KernelTable AL_KERNEL_TABLE{AL_KERNEL_NAME, &trace, &backward, &flash, &linear};

@@ -119,6 +119,42 @@ TEST_CASE("multiply_panel_columns writes a column range into blocks apart, with 
   }
 }
 
+TEST_CASE("blocks that split the widest register tile, and a sum over several B, keep multiply_panels' bits") {
+  // (11, 700) · (700, 144) into blocks of 48 columns: a copy whose tiles span two panels
+  // (numerics/panel_gemm.cpp) puts columns 0 … 31 of each block in one tile and 32 … 47 in a
+  // tile of one panel, where multiply_panels, one block, pairs panels 0-1, 2-3, … across the
+  // blocks' edges. Depth 700 spans more than one depth block of every copy.
+  const Tensor a = random_normal({11, 700}, 37, 1.0), b = random_normal({700, 144}, 38, 1.0);
+  const std::vector<float> whole = product(a, b);
+  detail::PanelMatrix packed;
+  detail::pack_panels(b.data.data(), 144, 700, 144, packed);
+  const Index width = 48, stride = 11 * width;
+  std::vector<float> blocks(static_cast<size_t>(3 * stride), -7.0f);
+  detail::multiply_panel_columns(a.data.data(), 700, 11, packed, 0, 144, blocks.data(), width, width, stride);
+  auto at_block = [&](const std::vector<float>& v, Index i, Index j) {
+    return v[static_cast<size_t>(j / width * stride + i * width + j % width)];
+  };
+  for (Index i = 0; i < 11; ++i)
+    for (Index j = 0; j < 144; ++j) REQUIRE(at_block(blocks, i, j) == whole[static_cast<size_t>(i * 144 + j)]);
+
+  // C += A₂ · B₂ over the same blocks: each element's chain goes on from C, the bits of
+  // [A | A₂] · [B; B₂] in one product (700 + 300 deep).
+  const Tensor a2 = random_normal({11, 300}, 39, 1.0), b2 = random_normal({300, 144}, 40, 1.0);
+  detail::PanelMatrix packed2;
+  detail::pack_panels(b2.data.data(), 144, 300, 144, packed2);
+  detail::multiply_panel_columns(a2.data.data(), 300, 11, packed2, 0, 144, blocks.data(), width, width, stride, true);
+  Tensor joined_a({11, 1000}), joined_b({1000, 144});
+  for (Index i = 0; i < 11; ++i)
+    for (Index p = 0; p < 1000; ++p)
+      joined_a.data[static_cast<size_t>(i * 1000 + p)] = p < 700 ? a.at({i, p}) : a2.at({i, p - 700});
+  for (Index p = 0; p < 1000; ++p)
+    for (Index j = 0; j < 144; ++j)
+      joined_b.data[static_cast<size_t>(p * 144 + j)] = p < 700 ? b.at({p, j}) : b2.at({p - 700, j});
+  const std::vector<float> joined = product(joined_a, joined_b);
+  for (Index i = 0; i < 11; ++i)
+    for (Index j = 0; j < 144; ++j) REQUIRE(at_block(blocks, i, j) == joined[static_cast<size_t>(i * 144 + j)]);
+}
+
 TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and each row's max without the padding") {
   struct Shape {
     Index m, k, n;
