@@ -46,6 +46,7 @@ echo "machine: $(nproc) cores, $(cpu_field 'model name') (family $(cpu_field 'cp
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "nice ${NICE:-0}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, BLAS: $blas, torch $("$python" -c 'import torch; print(torch.__version__)')"
+echo "our kernels: $("$app" --version | sed -n 's/^kernels: \(.*\) (ATTENTION_LAB_CPU.*/\1/p')${ATTENTION_LAB_CPU:+ (ATTENTION_LAB_CPU=$ATTENTION_LAB_CPU)}"
 echo
 
 bench_args=(--benchmark_repetitions="$reps" --benchmark_out_format=json)
