@@ -7,7 +7,7 @@
 // numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of scores that fits in L2 was
 // faster. A weight's first product at a learner's length reads it in place instead
 // (pack_weight_blocks). Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the
-// layout is the same in both, the packets are the copy's.
+// layout is the same in every copy, the packets and register tiles are the copy's.
 //
 // Every C element is one chain of fused multiply-adds over p = 0 … k−1 in order, whatever
 // the row or column blocking (fused where the copy has FMA): the same inputs give the same
