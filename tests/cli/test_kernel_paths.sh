@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kernels this CPU runs by default and the portable baseline (ATTENTION_LAB_CPU=baseline)
-# give the same trace, every stage, to 1e-5 on every preset (masks, cross attention, padding, fused weights,
-# several heads and batches). The error is relative to the stage's largest value when that is
+# give the same trace, every stage, to 1e-5 on every preset (masks, cross attention, padding,
+# fused weights, several heads and batches). The error is relative to the stage's largest value when that is
 # above 1: FMA rounds a dot product once per term instead of twice, so a score that cancels
 # to near 0 from large terms differs by the terms' size times float epsilon, not its own.
 # The AVX-512 copy and the AVX2+FMA one (ATTENTION_LAB_CPU=avx2) run the same chains of
