@@ -240,4 +240,28 @@ inline std::shared_ptr<const al::Trace> compute_ok(const al::Session& s, const a
   return result.value();
 }
 
+// Every row of the weights sums to 1.
+inline void check_rows_sum_to_one(const al::Trace& t) {
+  const Tensor& w = t.stage(al::Stage::Weights);
+  const Index lk = t.dims.len_kv;
+  for (Index row = 0; row < w.size() / lk; ++row) {
+    double sum = 0;
+    for (Index j = 0; j < lk; ++j) sum += w.data[size_t(row * lk + j)];
+    REQUIRE(sum == doctest::Approx(1.0).epsilon(1e-5));
+  }
+}
+
+// The error of a session compute() refuses.
+inline al::Error compute_error(const al::Session& s, const al::ComputeOptions& options = {}) {
+  auto result = al::compute(s, options);
+  REQUIRE_FALSE(result.ok());
+  // validate() must agree with compute() about what is wrong (except the memory check).
+  if (result.error().code != al::ErrorCode::TooLarge) {
+    auto v = al::validate(s);
+    REQUIRE(v.has_value());
+    CHECK(v->code == result.error().code);
+  }
+  return result.error();
+}
+
 }  // namespace attention_test
