@@ -113,10 +113,25 @@ class Wiring(App):
         hold_keys("Return")
 
     def choose(self, combo, option):
-        """Opens a combo box and clicks one of its entries."""
+        """Opens a combo box and clicks one of its entries, again while the combo stays open:
+        with sanitizers on a loaded machine a frame can outlast the held click, or the popup
+        still move while the widget file looks settled (a sanitizer CI run lost one here)."""
         self.click(self.settled(), combo)
         self.wait_for(lambda s: option in s["widgets"], f"{combo} opens with {option}")
-        self.click(self.settled(), option)
+        for _ in range(3):
+            self.click(self.settled(), option)
+            if self.gone(option, timeout=3.0):
+                return
+
+    def gone(self, name, timeout):
+        """True once `name` is off screen, False if it is still there after `timeout` seconds."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            state = self.state()
+            if state and name not in state["widgets"]:
+                return True
+            time.sleep(0.05)
+        return False
 
     def save(self):
         """Ctrl+S; returns the saved session (JSON)."""
