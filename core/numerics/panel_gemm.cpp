@@ -18,7 +18,8 @@ namespace {
 #ifdef __AVX512VL__
 // The AVX-512 copy of the kernels (core/CMakeLists.txt) keeps AVX2's eight-lane packets, so each
 // element is the AVX2 copy's chain, bit for bit, and spends AVX-512VL's 32 registers on tiles
-// two panels wide: a broadcast of A feeds four multiply-adds instead of two.
+// two panels wide: a broadcast of A feeds four multiply-adds instead of two. Q·Kᵀ's sweep
+// (multiply_panels_scaled) has 16-lane tiles of its own there, with the same chains.
 using Packet = Eigen::internal::Packet8f;
 constexpr Index kLanes = 8;
 constexpr int kTilePanels = 2;
@@ -134,6 +135,45 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
   }
 }
 
+#ifdef __AVX512VL__
+// Q·Kᵀ's tiles in the AVX-512 copy: a panel's row is one 16-lane packet, and a tile is 4 rows × 3
+// panels (12 accumulators; 3 loads and 4 broadcasts a step of p for 12 multiply-adds of 16
+// lanes). Q·Kᵀ's depth is only d_k, so a tile's set-up and stores weigh more than in the
+// projections; stand-alone on Q·Kᵀ's shape (d_k 64, 1024-4096 keys, one thread) 105-111
+// GFLOP/s against 85-105 for the 6 × 2 tiles of 8 lanes (docs/performance.md, twenty-first
+// pass). Each lane runs the 8-lane tiles' chain, so the bits are theirs; the row max is taken
+// over 8-lane halves in column order, as the 8-lane tiles take it, so it is theirs too, NaN
+// included.
+using WidePacket = Eigen::internal::Packet16f;
+constexpr int kWideRows = 4, kWidePanels = 3;
+static_assert(kPanelWidth == 16, "a wide packet is a panel's row");
+
+void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
+                               Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max) {
+  using namespace Eigen::internal;
+  WidePacket acc[kWideRows][kWidePanels];
+  for (int i = 0; i < kWideRows; ++i)
+    for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pset1<WidePacket>(0.0f);
+  for (Index p = 0; p < depth; ++p) {
+    WidePacket column[kWidePanels];
+    for (int q = 0; q < kWidePanels; ++q) column[q] = ploadu<WidePacket>(panel + q * panel_stride + p * ldp);
+    for (int i = 0; i < kWideRows; ++i) {
+      const WidePacket x = pset1<WidePacket>(a[i * lda + p]);
+      for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
+    }
+  }
+  const WidePacket factor = pset1<WidePacket>(scale);
+  for (int i = 0; i < kWideRows; ++i)
+    for (int q = 0; q < kWidePanels; ++q) {
+      pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
+      if (!scaled) continue;
+      float* out = scaled + i * ldc + q * kPanelWidth;
+      pstoreu(out, pmul(acc[i][q], factor));
+      for (Index half = 0; half < kPanelWidth; half += kLanes) max[i] = pmax(max[i], ploadu<Packet>(out + half));
+    }
+}
+#endif
+
 // multiply_tile with `rows` ≤ kTileRows: the last m % kTileRows rows have a tile of their own.
 template <int Panels, int Rows = kTileRows>
 void multiply_rows_tile(int rows, const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
@@ -229,12 +269,27 @@ void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatri
                             float* scaled, Index ldc, float* row_max) {
   using namespace Eigen::internal;
   const Index panels = (b.n + kPanelWidth - 1) / kPanelWidth, ldp = b.row_stride(), step = b.panel_stride();
-  for (Index i = 0; i < m; i += kTileRows) {
-    const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
+#ifdef __AVX512VL__
+  constexpr Index kRowStep = kWideRows;
+  const Index whole_panels = b.n / kPanelWidth;
+#else
+  constexpr Index kRowStep = kTileRows;
+#endif
+  static_assert(kRowStep <= kTileRows, "the 8-lane tiles take the rest of a step's rows");
+  for (Index i = 0; i < m; i += kRowStep) {
+    const int rows = static_cast<int>(std::min<Index>(kRowStep, m - i));
     Packet max[kTileRows];
     std::fill(max, max + kTileRows, pset1<Packet>(-std::numeric_limits<float>::infinity()));
     for (Index j = 0; j < panels;) {
       const Index x = j * kPanelWidth;
+#ifdef __AVX512VL__
+      if (rows == kWideRows && j + kWidePanels <= whole_panels) {
+        multiply_wide_tile_scaled(a + i * lda, lda, b.panel(j), step, ldp, b.k, scale, c + i * ldc + x,
+                                  scaled ? scaled + i * ldc + x : nullptr, ldc, max);
+        j += kWidePanels;
+        continue;
+      }
+#endif
       const int tile_panels = tile_panels_at(x, b.n, b.n);
       const Index cols = std::min(tile_panels * kPanelWidth, b.n - x);
       const float* panel = b.panel(j);

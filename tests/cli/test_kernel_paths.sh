@@ -12,11 +12,28 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "$("$bin" --version | tail -n 1)"
-for preset in $("$bin" --list-presets | cut -d' ' -f1); do
+# Beyond the presets: past 2048 keys Q·Kᵀ is swept with K packed once, in the AVX-512 copy with
+# 16-lane tiles (numerics/panel_gemm.cpp): 6 queries over 2085 keys, a partial last panel.
+cat >"$work/long-keys.json" <<'JSON'
+{
+  "format": "attention-lab/session", "version": 1,
+  "config": {"mode": "projection", "attention": "cross", "d_model": 32, "num_heads": 2, "bias": false},
+  "x": {"random": {"shape": [1, 6, 32], "seed": 1, "std": 1.0}},
+  "x_kv": {"random": {"shape": [1, 2085, 32], "seed": 2, "std": 1.0}},
+  "weights": {
+    "layout": "math",
+    "w_q": {"random": {"shape": [32, 32], "seed": 3, "std": 0.5}},
+    "w_k": {"random": {"shape": [32, 32], "seed": 4, "std": 0.5}},
+    "w_v": {"random": {"shape": [32, 32], "seed": 5, "std": 0.5}},
+    "w_o": {"random": {"shape": [32, 32], "seed": 6, "std": 0.5}}
+  }
+}
+JSON
+for preset in $("$bin" --list-presets | cut -d' ' -f1) "$work/long-keys.json"; do
   "$bin" trace "$preset" --json >"$work/fast.json"
   ATTENTION_LAB_CPU=baseline "$bin" trace "$preset" --json >"$work/baseline.json"
   ATTENTION_LAB_CPU=avx2 "$bin" trace "$preset" --json >"$work/avx2.json"
-  python3 - "$preset" "$work/fast.json" "$work/baseline.json" "$work/avx2.json" <<'PY'
+  python3 - "$(basename "$preset" .json)" "$work/fast.json" "$work/baseline.json" "$work/avx2.json" <<'PY'
 import json, math, sys
 preset, fast, base, avx2 = sys.argv[1], *(json.load(open(f)) for f in sys.argv[2:5])
 worst = [0.0, ""]

@@ -201,21 +201,25 @@ TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and e
 
 TEST_CASE("multiply_panels_scaled's row max: all values negative past a partial panel, and NaN left out") {
   // 21 keys: the last panel has 5 and 11 zero columns of padding, which must not count as 0.
-  const Index m = 8, k = 4, n = 21;
-  const Tensor a({m, k}, 1.0f);
-  Tensor bt({n, k});
-  for (Index j = 0; j < n; ++j)
-    for (Index p = 0; p < k; ++p) bt.data[static_cast<size_t>(j * k + p)] = 1.0f + static_cast<float>(j);
-  bt.data[static_cast<size_t>(20 * k)] = std::numeric_limits<float>::quiet_NaN();  // key 20 gives NaN
-  detail::PanelMatrix packed;
-  detail::pack_panels_transposed(bt.data.data(), k, k, n, packed);
-  std::vector<float> c(static_cast<size_t>(m * n)), scaled(c.size()), max(static_cast<size_t>(m));
-  detail::multiply_panels_scaled(a.data.data(), k, m, packed, -0.5f, c.data(), scaled.data(), n, max.data());
-  // Row i: scores 4 (j + 1) for j < 20, scaled −2 (j + 1): the largest is −2 (key 0).
-  for (Index i = 0; i < m; ++i) {
-    CHECK(std::isnan(scaled[static_cast<size_t>(i * n + 20)]));
-    CHECK(scaled[static_cast<size_t>(i * n + 19)] == -40.0f);
-    CHECK(max[static_cast<size_t>(i)] == -2.0f);
+  // 53 keys: three whole panels first (the AVX-512 copy's 16-lane tiles), then a partial one.
+  for (Index n : {Index{21}, Index{53}}) {
+    CAPTURE(n);
+    const Index m = 8, k = 4;
+    const Tensor a({m, k}, 1.0f);
+    Tensor bt({n, k});
+    for (Index j = 0; j < n; ++j)
+      for (Index p = 0; p < k; ++p) bt.data[static_cast<size_t>(j * k + p)] = 1.0f + static_cast<float>(j);
+    bt.data[static_cast<size_t>(20 * k)] = std::numeric_limits<float>::quiet_NaN();  // key 20 gives NaN
+    detail::PanelMatrix packed;
+    detail::pack_panels_transposed(bt.data.data(), k, k, n, packed);
+    std::vector<float> c(static_cast<size_t>(m * n)), scaled(c.size()), max(static_cast<size_t>(m));
+    detail::multiply_panels_scaled(a.data.data(), k, m, packed, -0.5f, c.data(), scaled.data(), n, max.data());
+    // Row i: scores 4 (j + 1) for j ≠ 20, scaled −2 (j + 1): the largest is −2 (key 0).
+    for (Index i = 0; i < m; ++i) {
+      CHECK(std::isnan(scaled[static_cast<size_t>(i * n + 20)]));
+      CHECK(scaled[static_cast<size_t>(i * n + 19)] == -40.0f);
+      CHECK(max[static_cast<size_t>(i)] == -2.0f);
+    }
   }
 }
 
