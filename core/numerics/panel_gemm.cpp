@@ -136,32 +136,76 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
 }
 
 #ifdef __AVX512VL__
-// Q·Kᵀ's tiles in the AVX-512 copy: a panel's row is one 16-lane packet, and a tile is 4 rows × 3
-// panels (12 accumulators; 3 loads and 4 broadcasts a step of p for 12 multiply-adds of 16
-// lanes). Q·Kᵀ's depth is only d_k, so a tile's set-up and stores weigh more than in the
-// projections; stand-alone on Q·Kᵀ's shape (d_k 64, 1024-4096 keys, one thread) 105-111
-// GFLOP/s against 85-105 for the 6 × 2 tiles of 8 lanes (docs/performance.md, twenty-first
-// pass). Each lane runs the 8-lane tiles' chain, so the bits are theirs; the row max is taken
-// over 8-lane halves in column order, as the 8-lane tiles take it, so it is theirs too, NaN
-// included.
+// 16-lane tiles in the AVX-512 copy: a panel's row is one packet. Each lane runs the 8-lane
+// tiles' chain, so the bits are theirs. Stand-alone, one thread, GFLOP/s against the 6 × 2 tiles
+// of 8 lanes (docs/performance.md, issue 16's twenty-first pass): a projection's (2046, 512) ·
+// (512, 512) 118-119 with tiles of 6 rows × 3 panels against 99-104; Q·Kᵀ's shape (d_k 64,
+// 1024-4096 keys), whose short depth makes a tile's set-up and stores weigh more, 105-111 with
+// 4 rows × 3 panels against 85-105.
 using WidePacket = Eigen::internal::Packet16f;
-constexpr int kWideRows = 4, kWidePanels = 3;
 static_assert(kPanelWidth == 16, "a wide packet is a panel's row");
+template <int Rows, int Panels>
+using WideTile = WidePacket[Rows][Panels];
 
+// accumulate_tile's wide form: acc[i][q] (+)= A[i, 0:depth] · panel q.
+template <int Rows, int Panels>
+EIGEN_STRONG_INLINE void accumulate_wide_tile(WideTile<Rows, Panels>& acc, const float* a, Index lda,
+                                              const float* panel, Index panel_stride, Index ldp, Index depth) {
+  using namespace Eigen::internal;
+  for (Index p = 0; p < depth; ++p) {
+    WidePacket column[Panels];
+    for (int q = 0; q < Panels; ++q) column[q] = ploadu<WidePacket>(panel + q * panel_stride + p * ldp);
+    for (int i = 0; i < Rows; ++i) {
+      const WidePacket x = pset1<WidePacket>(a[i * lda + p]);
+      for (int q = 0; q < Panels; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
+    }
+  }
+}
+
+// multiply_tile's wide form, every panel whole: C[0:Rows, 0:16·Panels] (+)= A · the panels.
+template <int Rows, int Panels>
+void multiply_wide_tile(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp, Index depth,
+                        float* c, Index ldc, bool first_block) {
+  using namespace Eigen::internal;
+  WideTile<Rows, Panels> acc;
+  for (int i = 0; i < Rows; ++i)
+    for (int q = 0; q < Panels; ++q)
+      acc[i][q] = first_block ? pset1<WidePacket>(0.0f) : ploadu<WidePacket>(c + i * ldc + q * kPanelWidth);
+  accumulate_wide_tile<Rows, Panels>(acc, a, lda, panel, panel_stride, ldp, depth);
+  for (int i = 0; i < Rows; ++i)
+    for (int q = 0; q < Panels; ++q) pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
+}
+
+// multiply_wide_tile with `rows` ≤ kTileRows.
+template <int Panels, int Rows = kTileRows>
+void multiply_rows_wide_tile(int rows, const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
+                             Index depth, float* c, Index ldc, bool first_block) {
+  if constexpr (Rows > 0) {
+    if (rows == Rows)
+      return multiply_wide_tile<Rows, Panels>(a, lda, panel, panel_stride, ldp, depth, c, ldc, first_block);
+    multiply_rows_wide_tile<Panels, Rows - 1>(rows, a, lda, panel, panel_stride, ldp, depth, c, ldc, first_block);
+  }
+}
+
+// Whole panels in the wide tile at column x of C (n columns, cut into blocks of block_width):
+// 3 or 2 where they fit in one block, else 0 (the 8-lane tiles take it).
+int wide_panels_at(Index x, Index n, Index block_width) {
+  for (int panels : {3, 2})
+    if (x + panels * kPanelWidth <= n && x % block_width + panels * kPanelWidth <= block_width) return panels;
+  return 0;
+}
+
+// Q·Kᵀ's sweep tile: 4 rows × 3 panels, from zero over the whole depth; with `scaled`, also
+// scaled = C · scale and max[i] = pmax(max[i], …) over 8-lane halves in column order, as the
+// 8-lane tiles take it, so the max is theirs too, NaN included.
+constexpr int kWideRows = 4, kWidePanels = 3;
 void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
                                Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max) {
   using namespace Eigen::internal;
-  WidePacket acc[kWideRows][kWidePanels];
+  WideTile<kWideRows, kWidePanels> acc;
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pset1<WidePacket>(0.0f);
-  for (Index p = 0; p < depth; ++p) {
-    WidePacket column[kWidePanels];
-    for (int q = 0; q < kWidePanels; ++q) column[q] = ploadu<WidePacket>(panel + q * panel_stride + p * ldp);
-    for (int i = 0; i < kWideRows; ++i) {
-      const WidePacket x = pset1<WidePacket>(a[i * lda + p]);
-      for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pmadd(x, column[q], acc[i][q]);
-    }
-  }
+  accumulate_wide_tile<kWideRows, kWidePanels>(acc, a, lda, panel, panel_stride, ldp, depth);
   const WidePacket factor = pset1<WidePacket>(scale);
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) {
@@ -327,6 +371,23 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
     const bool first_block = p0 == 0 && !accumulate;
     for (Index j = 0; j < panels;) {
       const Index x = j * kPanelWidth;  // C's column within the range
+#ifdef __AVX512VL__
+      if (const int wide = wide_panels_at(x, n, block_width)) {
+        const float* panel = b.panel(first_panel + j) + p0 * ldp;
+        float* column = c + x / block_width * block_stride + x % block_width;
+        for (Index i = 0; i < m; i += kTileRows) {
+          const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
+          if (wide == 3)
+            multiply_rows_wide_tile<3>(rows, a + i * lda + p0, lda, panel, step, ldp, depth, column + i * ldc, ldc,
+                                       first_block);
+          else
+            multiply_rows_wide_tile<2>(rows, a + i * lda + p0, lda, panel, step, ldp, depth, column + i * ldc, ldc,
+                                       first_block);
+        }
+        j += wide;
+        continue;
+      }
+#endif
       const int tile_panels = tile_panels_at(x, n, block_width);
       const Index cols = std::min(tile_panels * kPanelWidth, n - x);
       const float* panel = b.panel(first_panel + j) + p0 * ldp;
