@@ -16,10 +16,10 @@ namespace al::detail {
 namespace {
 
 #ifdef __AVX512VL__
-// The AVX-512 copy of the kernels (core/CMakeLists.txt) keeps AVX2's eight-lane packets, so each
-// element is the AVX2 copy's chain, bit for bit, and spends AVX-512VL's 32 registers on tiles
-// two panels wide: a broadcast of A feeds four multiply-adds instead of two. Q·Kᵀ's sweep
-// (multiply_panels_scaled) has 16-lane tiles of its own there, with the same chains.
+// In the AVX-512 copy of the kernels (core/CMakeLists.txt) whole panels go through 16-lane tiles
+// (WidePacket, below); eight-lane packets take a partial last panel and the rows a sweep's wide
+// tile leaves, in AVX-512VL's 32 registers two panels wide. Every element is the AVX2 copy's
+// chain, bit for bit.
 using Packet = Eigen::internal::Packet8f;
 constexpr Index kLanes = 8;
 constexpr int kTilePanels = 2;
@@ -139,9 +139,9 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
 // 16-lane tiles in the AVX-512 copy: a panel's row is one packet. Each lane runs the 8-lane
 // tiles' chain, so the bits are theirs. Stand-alone, one thread, GFLOP/s against the 6 × 2 tiles
 // of 8 lanes (docs/performance.md, issue 16's twenty-first pass): a projection's (2046, 512) ·
-// (512, 512) 118-119 with tiles of 6 rows × 3 panels against 99-104; Q·Kᵀ's shape (d_k 64,
-// 1024-4096 keys), whose short depth makes a tile's set-up and stores weigh more, 105-111 with
-// 4 rows × 3 panels against 85-105.
+// (512, 512) 118-119 with tiles of 6 rows × 3 panels against 97-104; Q·Kᵀ's shape (d_k 64,
+// 1024-4096 keys), whose short depth makes a tile's set-up and stores weigh more, 98-108 with
+// 4 rows × 3 panels against 82-100.
 using WidePacket = Eigen::internal::Packet16f;
 static_assert(kPanelWidth == 16, "a wide packet is a panel's row");
 template <int Rows, int Panels>
