@@ -35,7 +35,9 @@ constexpr int kTileRows = 12 / kPanelPackets;
 // Rows of B per pass over C: a panel's slice (32 KiB) stays in L1 while the tiles of A go by.
 // Two panels' slice, 64 KiB, is read from L2, and still faster than a pass of half the depth,
 // whose C is stored and reloaded once more (a (2048, 512) · (512, 512) projection, best of 20
-// calls, 5 alternating runs: 167–208 against 146–171 GFLOP/s, AMD EPYC Zen 4).
+// calls, 5 alternating runs: 167–208 against 146–171 GFLOP/s, AMD EPYC Zen 4). The AVX-512
+// copy's 16-lane tiles of three panels read 96 KiB a block from L2 the same way; the depth block
+// was not measured again for them.
 constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
