@@ -53,9 +53,11 @@ std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
 
 // Above this many keys the per-head pass computes Q·Kᵀ with K packed once, swept a tile of
 // rows at a time (numerics/panel_gemm.hpp, multiply_panels_scaled); up to it with Eigen's GEMM
-// per block of rows. The crossover measured on Zen 4 (docs/performance.md, issue 16's eighth
-// pass): the sweep 2-7 % slower at 1024 and 2048 keys, 1-12 % faster at 2560-4096.
-constexpr Index kSweepAboveKeys = 2048;
+// per block of rows. Measured on Zen 4 (docs/performance.md, issue 16's twenty-second pass),
+// with the sweep's scores streamed past the caches: at 2048 keys the sweep 3 % faster in the
+// AVX-512 copy and 2 % in the AVX2 one, at 1024 0-4 % slower; 1-12 % faster at 2560-4096 (the
+// eighth pass).
+constexpr Index kSweepAboveKeys = 1024;
 
 // The (Lq, Lk) stages from scores to dropped, then the context, for every
 // (batch, head). A stage whose `out` is null is not computed: it is reused from

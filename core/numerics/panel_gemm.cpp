@@ -2,8 +2,13 @@
 
 #include <Eigen/Core>
 
+#ifdef __SSE__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -41,6 +46,23 @@ constexpr int kTileRows = 12 / kPanelPackets;
 constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
+
+// A packet stored past the caches, without reading its line first: for Q·Kᵀ's scores in the
+// sweep, which the per-head pass does not read again (the softmax reads scaled), so they take no
+// room from K's panels in L2 (docs/performance.md, twenty-second pass). `to` is aligned.
+template <typename P>
+EIGEN_STRONG_INLINE void stream_store(float* to, const P& value) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(P) == 64) return _mm512_stream_ps(to, value);
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(P) == 32) return _mm256_stream_ps(to, value);
+#endif
+#if defined(__SSE__)
+  if constexpr (sizeof(P) == 16) return _mm_stream_ps(to, value);
+#endif
+  Eigen::internal::pstoreu(to, value);
+}
 
 // A register tile's accumulators: Rows rows of C by Panels adjacent panels' columns.
 template <int Rows, int Panels>
@@ -108,7 +130,7 @@ void multiply_tile(const float* a, Index lda, const float* panel, Index panel_st
 // over the `cols` real columns.
 template <int Rows, int Panels>
 void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp, Index depth,
-                          float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+                          float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max, bool stream) {
   using namespace Eigen::internal;
   constexpr int kPackets = Panels * kPanelPackets;
   Tile<Rows, Panels> acc;
@@ -121,7 +143,10 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
     if (cols == Panels * kPanelWidth) {
       for (int q = 0; q < kPackets; ++q) {
         const Packet v = pmul(acc[i][q], factor);
-        pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+        if (stream)
+          stream_store(c + i * ldc + q * kLanes, acc[i][q]);
+        else
+          pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
         pstoreu(scaled + i * ldc + q * kLanes, v);
         max[i] = pmax(max[i], v);
       }
@@ -202,7 +227,8 @@ int wide_panels_at(Index x, Index n, Index block_width) {
 // 8-lane tiles take it, so the max is theirs too, NaN included.
 constexpr int kWideRows = 4, kWidePanels = 3;
 void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
-                               Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max) {
+                               Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max,
+                               bool stream) {
   using namespace Eigen::internal;
   WideTile<kWideRows, kWidePanels> acc;
   for (int i = 0; i < kWideRows; ++i)
@@ -211,7 +237,10 @@ void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, In
   const WidePacket factor = pset1<WidePacket>(scale);
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) {
-      pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
+      if (stream)
+        stream_store(c + i * ldc + q * kPanelWidth, acc[i][q]);
+      else
+        pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
       if (!scaled) continue;
       float* out = scaled + i * ldc + q * kPanelWidth;
       pstoreu(out, pmul(acc[i][q], factor));
@@ -234,13 +263,14 @@ void multiply_rows_tile(int rows, const float* a, Index lda, const float* panel,
 // multiply_tile_scaled with `rows` ≤ kTileRows.
 template <int Panels, int Rows = kTileRows>
 void multiply_rows_tile_scaled(int rows, const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
-                               Index depth, float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max) {
+                               Index depth, float scale, float* c, float* scaled, Index ldc, Index cols, Packet* max,
+                               bool stream) {
   if constexpr (Rows > 0) {
     if (rows == Rows)
       return multiply_tile_scaled<Rows, Panels>(a, lda, panel, panel_stride, ldp, depth, scale, c, scaled, ldc, cols,
-                                                max);
+                                                max, stream);
     multiply_rows_tile_scaled<Panels, Rows - 1>(rows, a, lda, panel, panel_stride, ldp, depth, scale, c, scaled, ldc,
-                                                cols, max);
+                                                cols, max, stream);
   }
 }
 
@@ -322,6 +352,9 @@ void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatri
   constexpr Index kRowStep = kTileRows;
 #endif
   static_assert(kRowStep <= kTileRows, "the 8-lane tiles take the rest of a step's rows");
+  // Scores are streamed only when the sweep scales them too (else the scaling pass reads them
+  // next), and only where every whole panel's packets are aligned.
+  const bool stream = scaled && reinterpret_cast<std::uintptr_t>(c) % 64 == 0 && ldc % kPanelWidth == 0;
   for (Index i = 0; i < m; i += kRowStep) {
     const int rows = static_cast<int>(std::min<Index>(kRowStep, m - i));
     Packet max[kTileRows];
@@ -331,7 +364,7 @@ void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatri
 #ifdef __AVX512VL__
       if (rows == kWideRows && j + kWidePanels <= whole_panels) {
         multiply_wide_tile_scaled(a + i * lda, lda, b.panel(j), step, ldp, b.k, scale, c + i * ldc + x,
-                                  scaled ? scaled + i * ldc + x : nullptr, ldc, max);
+                                  scaled ? scaled + i * ldc + x : nullptr, ldc, max, stream);
         j += kWidePanels;
         continue;
       }
@@ -343,15 +376,18 @@ void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatri
       float* scaled_tile = scaled ? scaled + i * ldc + x : nullptr;
       if (tile_panels == kTilePanels)
         multiply_rows_tile_scaled<kTilePanels>(rows, a + i * lda, lda, panel, step, ldp, b.k, scale, tile,
-                                               scaled_tile, ldc, cols, max);
+                                               scaled_tile, ldc, cols, max, stream);
       else
         multiply_rows_tile_scaled<1>(rows, a + i * lda, lda, panel, step, ldp, b.k, scale, tile, scaled_tile, ldc,
-                                     cols, max);
+                                     cols, max, stream);
       j += tile_panels;
     }
     if (scaled)
       for (int r = 0; r < rows; ++r) row_max[i + r] = predux_max(max[r]);
   }
+#ifdef __SSE__
+  if (stream) _mm_sfence();  // streamed stores are weakly ordered: visible before the caller moves on
+#endif
 }
 
 void multiply_panels(const float* a, Index lda, Index m, const PanelMatrix& b, float* c, Index ldc) {

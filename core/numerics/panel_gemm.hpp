@@ -3,7 +3,7 @@
 // in place: the projections' GEMMs and the per-head ·V. Eigen's GEMM packs both operands at
 // every call, and packing the weights was 14 % of a trace at L = 64 (16 % with the input); a
 // weight is the B of every row block of every trace of a session, so it is packed once while
-// it lives, and V once per head. QKᵀ uses it only above 2048 keys (multiply_panels_scaled,
+// it lives, and V once per head. QKᵀ uses it only above 1024 keys (multiply_panels_scaled,
 // numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of scores that fits in L2 was
 // faster. A weight's first product at a learner's length reads it in place instead
 // (pack_weight_blocks). Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the
@@ -93,8 +93,9 @@ void pack_weight_blocks(std::vector<WeightBlock>& blocks, Index rows, bool paral
 // so each row of C is written whole from registers (no zeroing first). With `scaled` (for a
 // softmax with no mask or bias before it) also scaled = C · scale and row_max[i] = the largest
 // value of scaled's row i, NaNs left out as in row_max (numerics/row_kernels.hpp), -inf for an
-// empty row: no second pass to scale. Rows ldc apart in C and scaled. Each C element is
-// multiply_panels' chain, so the same bits.
+// empty row: no second pass to scale; then C's whole panels are streamed past the caches where
+// C and ldc keep them 64-byte aligned (C is not read again by the pass). Rows ldc apart in C
+// and scaled. Each C element is multiply_panels' chain, so the same bits.
 void multiply_panels_scaled(const float* a, Index lda, Index m, const PanelMatrix& b, float scale, float* c,
                             float* scaled, Index ldc, float* row_max);
 

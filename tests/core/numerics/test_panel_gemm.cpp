@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "base/random.hpp"
@@ -160,8 +161,9 @@ TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and e
     Index m, k, n;
   };
   // K given as (n, k) rows, packed from its transpose. Rows leaving short tiles (1, 13, 7),
-  // a partial last panel (37, 2100), a depth over the 512-deep block of multiply_panels.
-  for (Shape s : {Shape{1, 1, 1}, Shape{13, 16, 37}, Shape{7, 64, 2100}, Shape{25, 513, 48}}) {
+  // a partial last panel (37, 2100), a depth over the 512-deep block of multiply_panels, whole
+  // panels (48, 1088).
+  for (Shape s : {Shape{1, 1, 1}, Shape{13, 16, 37}, Shape{7, 64, 2100}, Shape{25, 513, 48}, Shape{14, 64, 1088}}) {
     CAPTURE(s.m);
     CAPTURE(s.n);
     const Tensor a = random_normal({s.m, s.k}, 51, 1.0), bt = random_normal({s.n, s.k}, 52, 1.0);
@@ -174,11 +176,16 @@ TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and e
     REQUIRE(from_transpose.data == from_rows.data);
 
     const std::vector<float> expected = product(a, b);
-    for (float scale : {0.125f, -0.3f}) {
-      std::vector<float> c(expected.size(), -1.0f), scaled(expected.size(), -1.0f);
+    // C 64-byte aligned (offset 0: with whole panels the scores are streamed) and not (1).
+    for (auto [scale, offset] : {std::pair{0.125f, 0}, std::pair{-0.3f, 0}, std::pair{0.125f, 1}}) {
+      CAPTURE(offset);
+      FloatBuffer c_buffer(expected.size() + 1, -1.0f);
+      float* c_at = c_buffer.data() + offset;
+      std::vector<float> scaled(expected.size(), -1.0f);
       std::vector<float> max(static_cast<size_t>(s.m), 99.0f);
-      detail::multiply_panels_scaled(a.data.data(), s.k, s.m, from_transpose, scale, c.data(), scaled.data(), s.n,
+      detail::multiply_panels_scaled(a.data.data(), s.k, s.m, from_transpose, scale, c_at, scaled.data(), s.n,
                                      max.data());
+      const std::vector<float> c(c_at, c_at + expected.size());
       CHECK(c == expected);
       for (Index i = 0; i < s.m; ++i) {
         float row_max = -std::numeric_limits<float>::infinity();

@@ -3,7 +3,8 @@
 // where nothing stands between the scaling and the softmax (numerics/attention_kernels.cpp).
 // Here at that length: every square stage against explicit loops in double over the trace's
 // own Q and K (the pass's inputs), with no mask, a key-padding mask, ALiBi, grouped K/V and a
-// lean trace; and edits recomputed from a previous trace equal fresh computations bit for bit.
+// lean trace, with a partial last panel and (no mask, grouped K/V) with whole panels, whose
+// scores are streamed; and edits recomputed from a previous trace equal fresh computations bit for bit.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -22,12 +23,14 @@ namespace {
 
 // One more than two panels of 16 past the threshold: the last panel has 5 keys.
 const Index kKeys = al::detail::kSweepAboveKeys + 37;
+// Whole panels, each row of scores 64-byte aligned: the scores are streamed past the caches.
+const Index kAlignedKeys = al::detail::kSweepAboveKeys + 48;
 
-// Cross attention of 30 queries over kKeys keys: two sweeps of 12 rows and one of 6 per head.
-al::Session long_keys_session(Index d_model, Index heads, std::uint64_t seed) {
+// Cross attention of 30 queries over `keys` keys: two sweeps of 12 rows and one of 6 per head.
+al::Session long_keys_session(Index d_model, Index heads, std::uint64_t seed, Index keys = kKeys) {
   al::Session s = random_projection_session(2, 30, d_model, heads, seed);
   s.config.attention = al::AttentionKind::Cross;
-  s.x_kv = random_tensor({2, kKeys, d_model}, seed + 20);
+  s.x_kv = random_tensor({2, keys, d_model}, seed + 20);
   return s;
 }
 
@@ -85,12 +88,15 @@ const SoftmaxInput kScaled = [](Index, Index, Index, Index, double scaled) { ret
 
 TEST_CASE("above kSweepAboveKeys keys, Q·Kᵀ swept with K packed once: every square stage against explicit loops") {
   SUBCASE("no mask: scaled and the row max found in the same sweep; output as the reference") {
-    const al::Session s = long_keys_session(32, 2, 71);
-    auto t = compute_ok(s);
-    REQUIRE(t->dims.len_kv > al::detail::kSweepAboveKeys);
-    CHECK(t->stage_ptr(Stage::Masked) == t->stage_ptr(Stage::Scaled));
-    check_square_stages(*t, kScaled);
-    check_close(t->stage(Stage::Output), reference_attention(s).output, "output", 1e-4, 1e-5);
+    for (Index keys : {kKeys, kAlignedKeys}) {
+      CAPTURE(keys);
+      const al::Session s = long_keys_session(32, 2, 71, keys);
+      auto t = compute_ok(s);
+      REQUIRE(t->dims.len_kv > al::detail::kSweepAboveKeys);
+      CHECK(t->stage_ptr(Stage::Masked) == t->stage_ptr(Stage::Scaled));
+      check_square_stages(*t, kScaled);
+      check_close(t->stage(Stage::Output), reference_attention(s).output, "output", 1e-4, 1e-5);
+    }
   }
   SUBCASE("key padding: the sweep writes the scores, the row pass scales and masks") {
     al::Session s = long_keys_session(32, 2, 72);
@@ -115,10 +121,13 @@ TEST_CASE("above kSweepAboveKeys keys, Q·Kᵀ swept with K packed once: every s
     });
   }
   SUBCASE("grouped K/V: 4 query heads over 2, each pair reading one packed K") {
-    const al::Session s = with_kv_heads(long_keys_session(64, 4, 74), 2, 75);
-    auto t = compute_ok(s);
-    REQUIRE(t->dims.kv_heads == 2);
-    check_square_stages(*t, kScaled);
+    for (Index keys : {kKeys, kAlignedKeys}) {
+      CAPTURE(keys);
+      const al::Session s = with_kv_heads(long_keys_session(64, 4, 74, keys), 2, 75);
+      auto t = compute_ok(s);
+      REQUIRE(t->dims.kv_heads == 2);
+      check_square_stages(*t, kScaled);
+    }
   }
   SUBCASE("only the weights kept: the same bits as the full trace") {
     const al::Session s = long_keys_session(32, 2, 76);
