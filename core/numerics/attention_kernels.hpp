@@ -55,8 +55,8 @@ std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
 // rows at a time (numerics/panel_gemm.hpp, multiply_panels_scaled); up to it with Eigen's GEMM
 // per block of rows. Measured on Zen 4 (docs/performance.md, issue 16's twenty-second pass),
 // with the sweep's scores streamed past the caches: at 2048 keys the sweep 3 % faster in the
-// AVX-512 copy and 2 % in the AVX2 one, at 1024 0-4 % slower; 1-12 % faster at 2560-4096 (the
-// eighth pass).
+// AVX-512 copy and 2 % in the AVX2 one, at 1024 from 4 % faster to 4 % slower; at 2560-4096
+// 1-12 % faster (the eighth pass).
 constexpr Index kSweepAboveKeys = 1024;
 
 // The (Lq, Lk) stages from scores to dropped, then the context, for every
