@@ -446,9 +446,9 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   // Above kSweepAboveKeys keys, K of each K/V head is packed once too, and Q·Kᵀ swept one tile
   // of rows at a time (multiply_panels_scaled), with the scaling and the row max where nothing
   // stands between them and the softmax, and the scores, not read again here, streamed past
-  // the caches. Eigen would zero each block of scores (1 MiB from 2048 keys, a core's L2) and
-  // pack K again for it, and a second pass scaled it. Chosen by length alone, so an edit's
-  // recompute gives the bits of a fresh computation.
+  // the caches. Eigen would zero each block of scores (over half a MiB, 1 MiB at 2048 keys: a
+  // core's L2) and pack K again for it, and a second pass scaled it. Chosen by length alone,
+  // so an edit's recompute gives the bits of a fresh computation.
   const bool sweep = lk > kSweepAboveKeys && (pass.scores.out || pass.scores.dropped);
   std::vector<PanelMatrix> k_panels(sweep ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
   parallel_for(static_cast<Index>(k_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
