@@ -47,20 +47,23 @@ constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
 
-// A packet stored past the caches, without reading its line first: for Q·Kᵀ's scores in the
-// sweep, which the per-head pass does not read again (the softmax reads scaled), so they take no
-// room from K's panels in L2 (docs/performance.md, twenty-second pass). `to` is aligned.
+// A packet of Q·Kᵀ's scores. With `stream` it is stored past the caches, without reading its line
+// first: in the sweep the per-head pass does not read the scores again (the softmax reads scaled),
+// so they take no room from K's panels in L2 (docs/performance.md, twenty-second pass); `to` is
+// then aligned.
 template <typename P>
-EIGEN_STRONG_INLINE void stream_store(float* to, const P& value) {
+EIGEN_STRONG_INLINE void store_scores(float* to, const P& value, bool stream) {
+  if (stream) {
 #if defined(__AVX512F__)
-  if constexpr (sizeof(P) == 64) return _mm512_stream_ps(to, value);
+    if constexpr (sizeof(P) == 64) return _mm512_stream_ps(to, value);
 #endif
 #if defined(__AVX__)
-  if constexpr (sizeof(P) == 32) return _mm256_stream_ps(to, value);
+    if constexpr (sizeof(P) == 32) return _mm256_stream_ps(to, value);
 #endif
 #if defined(__SSE__)
-  if constexpr (sizeof(P) == 16) return _mm_stream_ps(to, value);
+    if constexpr (sizeof(P) == 16) return _mm_stream_ps(to, value);
 #endif
+  }
   Eigen::internal::pstoreu(to, value);
 }
 
@@ -143,10 +146,7 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
     if (cols == Panels * kPanelWidth) {
       for (int q = 0; q < kPackets; ++q) {
         const Packet v = pmul(acc[i][q], factor);
-        if (stream)
-          stream_store(c + i * ldc + q * kLanes, acc[i][q]);
-        else
-          pstoreu(c + i * ldc + q * kLanes, acc[i][q]);
+        store_scores(c + i * ldc + q * kLanes, acc[i][q], stream);
         pstoreu(scaled + i * ldc + q * kLanes, v);
         max[i] = pmax(max[i], v);
       }
@@ -237,10 +237,7 @@ void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, In
   const WidePacket factor = pset1<WidePacket>(scale);
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) {
-      if (stream)
-        stream_store(c + i * ldc + q * kPanelWidth, acc[i][q]);
-      else
-        pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
+      store_scores(c + i * ldc + q * kPanelWidth, acc[i][q], stream);
       if (!scaled) continue;
       float* out = scaled + i * ldc + q * kPanelWidth;
       pstoreu(out, pmul(acc[i][q], factor));
