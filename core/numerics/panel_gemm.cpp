@@ -291,6 +291,17 @@ Index size_panels(Index k, Index n, PanelMatrix& out) {
   return panels;
 }
 
+// A (lanes, lanes) block of B's transpose, rows `ld` apart, into a panel's rows as B.
+template <typename P>
+EIGEN_STRONG_INLINE void transpose_block(const float* from, Index ld, float* to) {
+  using namespace Eigen::internal;
+  constexpr int lanes = unpacket_traits<P>::size;
+  PacketBlock<P, lanes> block;
+  for (int r = 0; r < lanes; ++r) block.packet[r] = ploadu<P>(from + r * ld);
+  ptranspose(block);
+  for (int r = 0; r < lanes; ++r) pstoreu(to + r * kPanelWidth, block.packet[r]);
+}
+
 }  // namespace
 
 void pack_panels(const float* b, Index ldb, Index k, Index n, PanelMatrix& out) {
@@ -329,12 +340,22 @@ PanelMatrix panels_in_place(const float* b, Index ldb, Index k, Index n) {
 }
 
 void pack_panels_transposed(const float* bt, Index ldbt, Index k, Index n, PanelMatrix& out) {
+  using namespace Eigen::internal;
   const Index panels = size_panels(k, n, out);
+  const Index whole_depth = k / kLanes * kLanes;
   for (Index j = 0; j < panels; ++j) {
     const Index first = j * kPanelWidth, cols = std::min(kPanelWidth, n - first);
     float* panel = out.data.data() + j * k * kPanelWidth;
+    Index depth = 0;  // rows of the panel written by the blocks
+    if (cols == kPanelWidth) {
+      // (kLanes, kLanes) blocks transposed in registers: an element at a time, with a store
+      // every kPanelWidth floats, took 0.4 ms of a 2048-key trace's per-head pass.
+      for (; depth < whole_depth; depth += kLanes)
+        for (Index x = 0; x < kPanelWidth; x += kLanes)
+          transpose_block<Packet>(bt + (first + x) * ldbt + depth, ldbt, panel + depth * kPanelWidth + x);
+    }
     for (Index x = 0; x < kPanelWidth; ++x)
-      for (Index p = 0; p < k; ++p) panel[p * kPanelWidth + x] = x < cols ? bt[(first + x) * ldbt + p] : 0.0f;
+      for (Index p = depth; p < k; ++p) panel[p * kPanelWidth + x] = x < cols ? bt[(first + x) * ldbt + p] : 0.0f;
   }
 }
 

@@ -156,6 +156,29 @@ TEST_CASE("blocks that split the widest register tile, and a sum over several B,
     for (Index j = 0; j < 144; ++j) REQUIRE(at_block(blocks, i, j) == joined[static_cast<size_t>(i * 144 + j)]);
 }
 
+TEST_CASE("pack_panels_transposed puts Bᵀ's rows, strided, into panels padded with zeros") {
+  // Depths whole in 4-, 8- and 16-lane blocks (64), with a rest (13, 67); whole panels only
+  // (32 keys) and a partial last one (37); rows of Bᵀ 5 floats further apart than the depth.
+  for (Index k : {Index{13}, Index{64}, Index{67}})
+    for (Index n : {Index{32}, Index{37}}) {
+      CAPTURE(k);
+      CAPTURE(n);
+      const Index ldbt = k + 5;
+      const Tensor bt = random_normal({n, ldbt}, 53, 1.0);
+      detail::PanelMatrix packed;
+      detail::pack_panels_transposed(bt.data.data(), ldbt, k, n, packed);
+      const Index panels = (n + detail::kPanelWidth - 1) / detail::kPanelWidth;
+      REQUIRE(packed.data.size() == static_cast<size_t>(panels * k * detail::kPanelWidth));
+      for (Index j = 0; j < panels; ++j)
+        for (Index p = 0; p < k; ++p)
+          for (Index x = 0; x < detail::kPanelWidth; ++x) {
+            const Index key = j * detail::kPanelWidth + x;
+            const float expected = key < n ? bt.data[static_cast<size_t>(key * ldbt + p)] : 0.0f;
+            REQUIRE(packed.panel(j)[p * detail::kPanelWidth + x] == expected);
+          }
+    }
+}
+
 TEST_CASE("multiply_panels_scaled: multiply_panels' bits, the scaled copy, and each row's max without the padding") {
   struct Shape {
     Index m, k, n;
