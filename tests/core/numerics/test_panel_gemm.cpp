@@ -157,7 +157,7 @@ TEST_CASE("blocks that split the widest register tile, and a sum over several B,
 }
 
 TEST_CASE("pack_panels_transposed puts Bᵀ's rows, strided, into panels padded with zeros") {
-  // Depths whole in 4-, 8- and 16-lane blocks (64), with a rest (13, 67); whole panels only
+  // Depths whole in 4- and 8-lane blocks (64), with a rest (13, 67); whole panels only
   // (32 keys) and a partial last one (37); rows of Bᵀ 5 floats further apart than the depth.
   for (Index k : {Index{13}, Index{64}, Index{67}})
     for (Index n : {Index{32}, Index{37}}) {
