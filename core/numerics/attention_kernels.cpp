@@ -283,12 +283,12 @@ void summarize_heads_row(const float* row, Index head_stride, Index heads, const
 
 }  // namespace
 
-StageSummary summarize_stage(const Tensor& stage, const float* attend) {
-  AL_KERNEL_DISPATCH(trace, summarize_stage, stage, attend);
+StageSummary summarize_stage(const Tensor& stage, const float* attend, std::shared_ptr<Tensor> head_mean) {
+  AL_KERNEL_DISPATCH(trace, summarize_stage, stage, attend, head_mean);
   using namespace Eigen::internal;
   constexpr Index kRowsPerTask = 32;
   const Index batch = stage.dim(0), heads = stage.dim(1), rows = stage.rows(), cols = stage.cols();
-  auto mean = std::make_shared<Tensor>(Tensor::for_overwrite({batch, rows, cols}));
+  float* const mean = head_mean->data.data();
   StageSummary summary;
   summary.max_abs.assign(static_cast<size_t>(batch * heads), 0.0f);
   summary.max_value.assign(static_cast<size_t>(batch * heads), -std::numeric_limits<float>::infinity());
@@ -306,7 +306,7 @@ StageSummary summarize_stage(const Tensor& stage, const float* attend) {
                   for (Index r = first; r < first + count; ++r)
                     summarize_heads_row(stage.data.data() + (b * heads * rows + r) * cols, rows * cols, heads,
                                         attend ? attend + (b * rows + r) * cols : nullptr, cols,
-                                        mean->data.data() + (b * rows + r) * cols, maxima.data());
+                                        mean + (b * rows + r) * cols, maxima.data());
                   std::lock_guard<std::mutex> lock(merge);
                   for (Index h = 0; h < heads; ++h) {
                     const auto k = static_cast<size_t>(b * heads + h);
@@ -315,7 +315,7 @@ StageSummary summarize_stage(const Tensor& stage, const float* attend) {
                     summary.max_value[k] = std::max(summary.max_value[k], predux_max(m.value));
                   }
                 });
-  summary.head_mean = std::move(mean);
+  summary.head_mean = std::move(head_mean);
   return summary;
 }
 

@@ -95,8 +95,9 @@ void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
 // The views' summary of a per-head stage (B, h, R, C): the mean over heads and
 // each matrix's value ranges, in one pass parallel over (batch, row block).
 // `attend` is (B, R, C) with 0 = masked, or null: masked cells are left out of
-// the ranges (not of the mean).
-StageSummary summarize_stage(const Tensor& stage, const float* attend);
+// the ranges (not of the mean). `head_mean` (B, R, C), any values, receives the mean and
+// becomes the summary's (the caller chooses where its buffer comes from).
+StageSummary summarize_stage(const Tensor& stage, const float* attend, std::shared_ptr<Tensor> head_mean);
 
 // c = a · b (+ bias on every row): a (..., k) as rows of k, b (k, n), c (..., n), in blocks of
 // rows over the thread team (base/thread_team), with b packed once while it lives (numerics/panel_gemm.hpp).

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "base/random.hpp"
 #include "numerics/attention.hpp"
@@ -129,9 +130,14 @@ TEST_CASE("summarize_stage: many heads and row blocks, on both threads, against 
   for (float& a : attend.data) a = a < 0.3f ? 0.0f : 1.0f;
   attend.data[static_cast<size_t>((1 * rows + 0) * cols + 0)] = 0.0f;
 
+  // The mean goes into a tensor of any values (a recycled buffer's): here NaN, all overwritten.
+  auto summarize = [&](const float* mask) {
+    return al::detail::summarize_stage(
+        stage, mask, std::make_shared<Tensor>(std::vector<Index>{batch, rows, cols}, std::numeric_limits<float>::quiet_NaN()));
+  };
   for (const float* mask : {static_cast<const float*>(nullptr), static_cast<const float*>(attend.data.data())}) {
     INFO((mask ? "with a mask" : "no mask"));
-    const al::StageSummary summary = al::detail::summarize_stage(stage, mask);
+    const al::StageSummary summary = summarize(mask);
     for (Index b = 0; b < batch; ++b) {
       for (Index h = 0; h < heads; ++h) {
         float max_abs = 0.0f, max_value = -inf;
@@ -159,6 +165,22 @@ TEST_CASE("summarize_stage: many heads and row blocks, on both threads, against 
         }
     }
   }
-  CHECK(al::detail::summarize_stage(stage, nullptr).max_value[static_cast<size_t>(heads + 11)] == 1e6f);
-  CHECK(al::detail::summarize_stage(stage, attend.data.data()).max_value[static_cast<size_t>(heads + 11)] < 1e6f);
+  CHECK(summarize(nullptr).max_value[static_cast<size_t>(heads + 11)] == 1e6f);
+  CHECK(summarize(attend.data.data()).max_value[static_cast<size_t>(heads + 11)] < 1e6f);
+}
+
+TEST_CASE("summarize: head means written into the buffers of a freed trace's means are right") {
+  // 160 keys: a (160, 160) mean is 25 600 floats, large enough to be recycled like a stage.
+  std::set<const float*> freed;
+  {
+    auto first = compute_ok(random_projection_session(1, 160, 16, 2, 313), summarizing());
+    for (Stage st : kPerHead) freed.insert(first->summary(st)->head_mean->data.data());
+  }
+  auto t = compute_ok(random_projection_session(1, 160, 16, 2, 317), summarizing());
+  bool reused = false;
+  for (Stage st : kPerHead) {
+    check_summary(*t, st);
+    reused = reused || freed.count(t->summary(st)->head_mean->data.data()) > 0;
+  }
+  CHECK(reused);  // the case this test is for: a mean on a buffer holding the earlier trace's values
 }
