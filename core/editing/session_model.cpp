@@ -70,6 +70,7 @@ struct SessionModel::Impl {
     Session base_session;
     std::shared_ptr<const Trace> base_trace;
     std::optional<StageSet> keep;  // the UI thread's options.keep when posted
+    StageSet peak_stages;          // and its options.peak_stages
   };
   struct Finished {
     std::uint64_t id;
@@ -100,7 +101,7 @@ struct SessionModel::Impl {
 
   // --- UI thread ---------------------------------------------------------------
 
-  ComputeOptions options;  // memory limit and kept stages for every computation (keep: UI thread only)
+  ComputeOptions options;  // memory limit and kept stages for every computation (keep, peak_stages: UI thread only)
   Session current;
   std::uint64_t revision = 0;
   // Content ids: every new session content gets a fresh one; undo/redo restore
@@ -175,7 +176,7 @@ struct SessionModel::Impl {
       std::lock_guard<std::mutex> lock(mutex);
       // Only the newest request matters: it replaces one not yet started and
       // cancels the one running (the worker clears the flag when it takes a request).
-      request = Request{wanted, current, trace ? trace_session : Session{}, trace, options.keep};
+      request = Request{wanted, current, trace ? trace_session : Session{}, trace, options.keep, options.peak_stages};
       finished.reset();
       cancel = true;
       if (!worker.joinable()) worker = std::thread([this] { work(); });
@@ -233,6 +234,8 @@ struct SessionModel::Impl {
       ComputeOptions job_options;
       job_options.memory_limit_bytes = options.memory_limit_bytes;  // never changes after construction
       job_options.summarize = options.summarize;
+      job_options.peak_texels = options.peak_texels;  // never changes after construction
+      job_options.peak_stages = job.peak_stages;
       job_options.keep = job.keep;
       job_options.cancel = &cancel;
       job_options.progress = [this](float fraction) { progress = fraction; };
@@ -274,6 +277,8 @@ void SessionModel::set_keep(std::optional<StageSet> stages) {
   ++m.revision;
   m.recompute();
 }
+
+void SessionModel::set_peak_stages(StageSet stages) { impl_->options.peak_stages = stages; }
 
 void SessionModel::edit(Session next, std::string label, std::string merge_key) {
   Impl& m = *impl_;

@@ -62,6 +62,9 @@ class SessionModel {
   // or after a later edit), keeps every stage again.
   void set_keep(std::optional<StageSet> stages);
   Index memory_limit() const;  // bytes: the options' limit or default_memory_limit()
+  // The stages whose summaries the next computations also reduce for the heatmaps
+  // (ComputeOptions::peak_stages): those the view shows. Recomputes nothing.
+  void set_peak_stages(StageSet stages);
 
   // Replaces the session with an edited copy: one undo step, except that
   // consecutive edits with the same non-empty merge_key (a drag) merge into one.

@@ -77,6 +77,13 @@ struct StageSummary {
   // value (-inf if none).
   std::vector<float> max_abs;
   std::vector<float> max_value;
+  // With ComputeOptions::peak_texels, for a stage longer than that on a side: each matrix and
+  // each batch item's head mean reduced to at most peak_texels texels a side, a texel the peak
+  // of its block of cells (numerics/block_peaks.hpp), so the frame that shows a new trace
+  // uploads them instead of reading (n, n) matrices. Null otherwise.
+  TensorPtr peaks;        // (B, h, Tr, Tc)
+  TensorPtr mean_peaks;   // (B, Tr, Tc)
+  Index peak_texels = 0;  // the side they were reduced for
 };
 
 // Checks a learner can read to trust the softmax: both over rows that are not
@@ -102,7 +109,7 @@ struct Trace {
   double compute_ms = 0;    // wall time of the computation
   // Per stage, for the per-head stages (all but x_pos, x_kv_pos, concat, output) when summarized; stages
   // that share a tensor share its summary. Null otherwise. Not in memory_bytes
-  // (B·R·C floats per distinct stage: 1/h of it).
+  // (B·R·C floats per distinct stage: 1/h of it; the peaks (h + 1)·B·Tr·Tc).
   std::array<std::shared_ptr<const StageSummary>, kStageCount> summaries;
 
   bool has(Stage s) const { return stages[static_cast<int>(s)] != nullptr; }

@@ -13,6 +13,7 @@
 #include "numerics/attention_kernels.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/positions.hpp"
+#include "numerics/stage_summary.hpp"
 
 namespace al {
 
@@ -145,13 +146,14 @@ class StageRecycler {
 };
 
 // A stage tensor whose buffer goes back to the recycler when the last trace holding it is freed.
-// `fresh_pages`: whether its buffer is new, its pages not yet faulted in (not a recycled one).
-std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape, bool& fresh_pages) {
+// `fresh_pages`, if given, is set when its buffer is new, its pages not yet faulted in (not a recycled one).
+std::shared_ptr<Tensor> recycled_stage(const std::vector<Index>& shape, bool* fresh_pages = nullptr) {
   const Index count = shape_product(shape);
   FloatBuffer buffer =
       count >= StageRecycler::kMinFloats ? StageRecycler::instance().take(count) : FloatBuffer{};
-  fresh_pages = buffer.empty();
-  Tensor* tensor = fresh_pages ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
+  const bool fresh = buffer.empty();
+  if (fresh_pages) *fresh_pages = fresh;
+  Tensor* tensor = fresh ? new Tensor(Tensor::for_overwrite(shape)) : new Tensor(shape, std::move(buffer));
   return std::shared_ptr<Tensor>(tensor, [](Tensor* t) {
     StageRecycler::instance().give_back(std::move(t->data));
     delete t;
@@ -172,10 +174,10 @@ void allocate_together(const std::vector<int>& which, const std::array<std::vect
   for (const std::vector<Index>& shape : mean_shapes)
     if (!shape.empty()) sizes.push_back(shape_product(shape));
   StageRecycler::instance().keep_only(sizes);
-  for (int i : which) out[i] = recycled_stage(shapes[i], fresh_pages[i]);
-  bool mean_fresh = false;  // summarize_stage writes a mean in row blocks on both threads either way
+  for (int i : which) out[i] = recycled_stage(shapes[i], &fresh_pages[i]);
+  // New or recycled, summarize_stage writes a mean in row blocks on both threads.
   for (int i = 0; i < kStageCount; ++i)
-    if (!mean_shapes[i].empty()) means[i] = recycled_stage(mean_shapes[i], mean_fresh);
+    if (!mean_shapes[i].empty()) means[i] = recycled_stage(mean_shapes[i]);
 }
 
 // The reuse decide_reuse allows, given what `previous` holds and what this trace keeps
@@ -355,7 +357,8 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
       if (means[i]) {
         const float* attend = s == Stage::Masked && trace->mask ? trace->mask->data.data() : nullptr;
         trace->summaries[i] =
-            std::make_shared<const StageSummary>(detail::summarize_stage(trace->stage(s), attend, std::move(means[i])));
+            std::make_shared<const StageSummary>(detail::summarize_stage(trace->stage(s), attend, std::move(means[i]),
+                                                                        options.peak_stages[i] ? options.peak_texels : 0));
       } else if (!stage_is_per_head(s) || !trace->has(s)) {
         continue;  // not per head, or not in this trace
       } else if (equal_to[i]) {

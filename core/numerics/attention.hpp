@@ -23,6 +23,12 @@ struct ComputeOptions {
   // stage, one parallel pass over each distinct recomputed stage). Off in the
   // benchmarks against PyTorch, on in the app.
   bool summarize = false;
+  // With summarize, also reduce the per-head stages of `peak_stages` that have more rows or
+  // columns than `peak_texels` to blocks of cells (StageSummary::peaks): the app passes its
+  // heatmaps' texture side and the stages its view shows. Summarizing a stage takes about twice
+  // as long with its peaks (docs/performance.md), so only those are reduced. 0: none.
+  Index peak_texels = 0;
+  StageSet peak_stages;
   // The (B, h, Lq, Lk) stages to keep (kSquareStages); unset keeps every stage. The others
   // are computed a block of rows at a time and not kept: absent from the trace
   // (Trace::has false), so a session too large to keep whole can still show what one view

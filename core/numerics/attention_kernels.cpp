@@ -203,10 +203,6 @@ Index column_blocks(Index row_blocks, Index width) {
   return std::max<Index>(1, std::min(wanted, width / kMinColumns));
 }
 
-// The summaries' packets, on unaligned loads as in the row kernels (numerics/row_kernels.hpp).
-using Packet = Eigen::internal::packet_traits<float>::type;
-constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
-
 // Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
 // masked cell (attend 0). A NaN error wins, as in merge_checks.
 void check_row(double row_total, const float* w, const float* attend, Index n, TraceChecks& checks) {
@@ -219,105 +215,7 @@ void check_row(double row_total, const float* w, const float* attend, Index n, T
   checks.masked_weight_max = masked_max;
 }
 
-// One matrix's running maxima, lane by lane: of |value| and of value.
-struct Maxima {
-  Packet abs = Eigen::internal::pset1<Packet>(0.0f);
-  Packet value = Eigen::internal::pset1<Packet>(-std::numeric_limits<float>::infinity());
-
-  // Folds in x where `counted` is set. Callers leave non-finite and masked lanes out of
-  // `counted`, so no NaN reaches pmax.
-  void fold(const Packet& x, const Packet& counted) {
-    using namespace Eigen::internal;
-    abs = pmax(abs, pand(counted, pabs(x)));
-    value = pmax(value, pselect(counted, x, pset1<Packet>(-std::numeric_limits<float>::infinity())));
-  }
-};
-
-// Columns [j, j + Packets · kLanes) of one row of every head (head h's row at row + h ·
-// head_stride): their sum over heads, in head order from 0, divided by the number of heads into
-// `mean`, and each head's finite values not masked by `attend` folded into its maxima.
-template <int Packets>
-EIGEN_STRONG_INLINE void summarize_columns(const float* row, Index head_stride, Index heads, const float* attend,
-                                           Index j, float* mean, Maxima* maxima) {
-  using namespace Eigen::internal;
-  const Packet infinity = pset1<Packet>(std::numeric_limits<float>::infinity()), zero = pset1<Packet>(0.0f);
-  Packet masked[Packets], sum[Packets];  // masked: all bits set where attend is 0
-  for (int q = 0; q < Packets; ++q) {
-    masked[q] = attend ? pcmp_eq(ploadu<Packet>(attend + j + q * kLanes), zero) : zero;
-    sum[q] = zero;
-  }
-  for (Index h = 0; h < heads; ++h) {
-    Maxima head = maxima[h];
-    for (int q = 0; q < Packets; ++q) {
-      const Packet x = ploadu<Packet>(row + h * head_stride + j + q * kLanes);
-      sum[q] = padd(sum[q], x);
-      head.fold(x, pandnot(pcmp_lt(pabs(x), infinity), masked[q]));  // finite (not NaN) and attended
-    }
-    maxima[h] = head;
-  }
-  const Packet divisor = pset1<Packet>(static_cast<float>(heads));
-  for (int q = 0; q < Packets; ++q) pstoreu(mean + j + q * kLanes, pdiv(sum[q], divisor));
-}
-
-// One row of the head mean, `n` columns, and the heads' maxima over that row (see summarize_columns).
-void summarize_heads_row(const float* row, Index head_stride, Index heads, const float* attend, Index n, float* mean,
-                         Maxima* maxima) {
-  using namespace Eigen::internal;
-  constexpr int kChunk = 4;  // packets per step: each head's maxima loaded once for four
-  Index j = 0;
-  for (; j + kChunk * kLanes <= n; j += kChunk * kLanes)
-    summarize_columns<kChunk>(row, head_stride, heads, attend, j, mean, maxima);
-  for (; j + kLanes <= n; j += kLanes) summarize_columns<1>(row, head_stride, heads, attend, j, mean, maxima);
-  for (; j < n; ++j) {
-    float sum = 0.0f;
-    for (Index h = 0; h < heads; ++h) {
-      const float v = row[h * head_stride + j];
-      sum += v;
-      if (!std::isfinite(v) || (attend && attend[j] == 0.0f)) continue;
-      maxima[h].abs = pmax(maxima[h].abs, pset1<Packet>(std::fabs(v)));
-      maxima[h].value = pmax(maxima[h].value, pset1<Packet>(v));
-    }
-    mean[j] = sum / static_cast<float>(heads);
-  }
-}
-
 }  // namespace
-
-StageSummary summarize_stage(const Tensor& stage, const float* attend, std::shared_ptr<Tensor> head_mean) {
-  AL_KERNEL_DISPATCH(trace, summarize_stage, stage, attend, head_mean);
-  using namespace Eigen::internal;
-  constexpr Index kRowsPerTask = 32;
-  const Index batch = stage.dim(0), heads = stage.dim(1), rows = stage.rows(), cols = stage.cols();
-  float* const mean = head_mean->data.data();
-  StageSummary summary;
-  summary.max_abs.assign(static_cast<size_t>(batch * heads), 0.0f);
-  summary.max_value.assign(static_cast<size_t>(batch * heads), -std::numeric_limits<float>::infinity());
-  const Index blocks = (rows + kRowsPerTask - 1) / kRowsPerTask;
-  std::mutex merge;
-  // Each row of the mean is summed over the heads in registers, the heads' rows read side by
-  // side: the stage is read once and the mean written once. Summing head after head into a
-  // block of the mean in L2 read and wrote that block again for every head, and took 2.2 times as
-  // long as reading the stage (docs/performance.md, thirteenth pass).
-  for_each_task(batch * blocks, static_cast<double>(stage.size()) > kParallelFlops, Progress{}, 0.0f, 0.0f,
-                [&](Index task) {
-                  const Index b = task / blocks, first = (task % blocks) * kRowsPerTask;
-                  const Index count = std::min(kRowsPerTask, rows - first);
-                  std::vector<Maxima> maxima(static_cast<size_t>(heads));  // per head of this block
-                  for (Index r = first; r < first + count; ++r)
-                    summarize_heads_row(stage.data.data() + (b * heads * rows + r) * cols, rows * cols, heads,
-                                        attend ? attend + (b * rows + r) * cols : nullptr, cols,
-                                        mean + (b * rows + r) * cols, maxima.data());
-                  std::lock_guard<std::mutex> lock(merge);
-                  for (Index h = 0; h < heads; ++h) {
-                    const auto k = static_cast<size_t>(b * heads + h);
-                    const Maxima& m = maxima[static_cast<size_t>(h)];
-                    summary.max_abs[k] = std::max(summary.max_abs[k], predux_max(m.abs));
-                    summary.max_value[k] = std::max(summary.max_value[k], predux_max(m.value));
-                  }
-                });
-  summary.head_mean = std::move(head_mean);
-  return summary;
-}
 
 void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, const Progress& progress,
                    const std::array<PreviousProjection, 3>& previous) {

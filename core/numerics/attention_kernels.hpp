@@ -92,13 +92,6 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
 // (B, h, Lq, d_k) -> (B, Lq, d_model): heads side by side.
 void concat_heads(const Dims& dims, const Tensor& context, Tensor& concat);
 
-// The views' summary of a per-head stage (B, h, R, C): the mean over heads and
-// each matrix's value ranges, in one pass parallel over (batch, row block).
-// `attend` is (B, R, C) with 0 = masked, or null: masked cells are left out of
-// the ranges (not of the mean). `head_mean` (B, R, C), any values, receives the mean and
-// becomes the summary's (the caller chooses where its buffer comes from).
-StageSummary summarize_stage(const Tensor& stage, const float* attend, std::shared_ptr<Tensor> head_mean);
-
 // c = a · b (+ bias on every row): a (..., k) as rows of k, b (k, n), c (..., n), in blocks of
 // rows over the thread team (base/thread_team), with b packed once while it lives (numerics/panel_gemm.hpp).
 // Progress from `from` to `to`.
@@ -112,7 +105,6 @@ void project_output(const Plan& plan, const Tensor& concat, Tensor& output, cons
 struct TraceKernels {
   decltype(&detail::project_heads) project_heads;
   decltype(&detail::run_heads) run_heads;
-  decltype(&detail::summarize_stage) summarize_stage;
   decltype(&detail::multiply_rows) multiply_rows;
 };
 

@@ -14,6 +14,7 @@ struct TraceKernels;     // attention_kernels.hpp
 struct BackwardKernels;  // backward.hpp
 struct FlashKernels;     // flash_attention.hpp
 struct LinearKernels;    // linear_attention.hpp
+struct SummaryKernels;   // stage_summary.hpp
 
 struct KernelTable {
   const char* name;  // what --version shows
@@ -21,6 +22,7 @@ struct KernelTable {
   const BackwardKernels* backward;
   const FlashKernels* flash;
   const LinearKernels* linear;
+  const SummaryKernels* summary;
 };
 
 // The faster copy when this CPU runs it and it is not switched off; else null (run the

@@ -2,7 +2,8 @@
 each block of cells as the cell of largest magnitude, reduced here independently in NumPy from a
 float64 PyTorch computation of the session: every sampled pixel has the colour of its block's
 largest |score| (a block whose cells are all masked: the hatching's greys), and the texture is
-at most a texel per pixel but never below 512 texels a side (app/gui/gl/gl_heatmap.hpp)."""
+at most a texel per pixel but never below 512 texels a side (app/gui/gl/gl_heatmap.hpp), here the
+peaks the worker reduced with the trace (core/numerics/stage_summary.hpp)."""
 import math
 import sys
 
@@ -53,6 +54,11 @@ block = math.ceil(L / max(512, pixels))
 texels = math.ceil(L / block)
 failures.check(block > 1 and (rect["texel_rows"], rect["texel_cols"]) == (texels, texels),
                f"{L} cells on {pixels} px: {texels} texels of {block} cells, got {rect['texel_rows']}x{rect['texel_cols']}")
+# On at most 512 px the texture is the peaks the worker reduced with the trace (StageSummary::peaks,
+# for the stage the window opened on): the pixels below check that reduction. (Zoomed, the window
+# reduces the part on screen itself: test_heatmap_zoom.py.)
+failures.check(pixels <= 512 and rect["peaks_ahead"] == 1,
+               f"the peaks reduced with the trace, on {pixels} px: peaks_ahead {rect['peaks_ahead']}")
 
 # The reduction: per block the largest |finite value| (both signs kept as candidates when
 # float32 could rank two nearly equal magnitudes the other way), -inf where all are masked.

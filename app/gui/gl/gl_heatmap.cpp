@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
 #include <vector>
+
+#include "numerics/block_peaks.hpp"
 
 namespace al::gui {
 
@@ -22,29 +22,13 @@ GLuint TextureCache::get(const MatrixView& view) {
   return entry.texture.id();
 }
 
-namespace {
-
-// A block's texel is its cell of largest magnitude, NaN if any cell is NaN, the
-// first cell if none is finite (a block of -inf fill stays -inf). `pick` folds the
-// next cell `b` into what was chosen so far `a` (keeping `a` on a tie): the block's
-// rows are folded cell by cell, then the columns of that one row, so among equal
-// magnitudes the first down the block's columns wins. Branch-free and elementwise
-// along a row, so the first fold compiles to vector selects: per-cell branches made
-// the reduction of 9 heatmaps at n = 1024 the largest single cost of a new trace's frame.
-inline float pick(float a, float b) {
-  const float fa = std::fabs(a), fb = std::fabs(b);
-  const bool a_nan = a != a, b_nan = b != b;
-  const bool a_finite = fa <= std::numeric_limits<float>::max(), b_finite = fb <= std::numeric_limits<float>::max();
-  const bool take_b = !a_nan && (b_nan || (b_finite && (!a_finite || fb > fa)));
-  return take_b ? b : a;
+Index TextureCache::screen_texels(Index cells, Index max_texels) {
+  return peak_texels(cells, std::max(max_texels, kScreenTexels));
 }
 
-}  // namespace
-
-Index TextureCache::screen_texels(Index cells, Index max_texels) {
+bool TextureCache::takes_peaks(const MatrixView& view, Index max_texels) {
   max_texels = std::max(max_texels, kScreenTexels);
-  const Index block = (cells + max_texels - 1) / max_texels;  // cells per texel
-  return (cells + block - 1) / block;
+  return view.peaks && view.peak_texels == max_texels && (view.rows > max_texels || view.cols > max_texels);
 }
 
 GLuint TextureCache::screen(const MatrixView& view, Index max_texels) {
@@ -54,32 +38,27 @@ GLuint TextureCache::screen(const MatrixView& view, Index max_texels) {
   Entry& entry = it->second;
   if (inserted) {
     const auto start = std::chrono::steady_clock::now();
-    const Index block_rows = (view.rows + max_texels - 1) / max_texels;
-    const Index block_cols = (view.cols + max_texels - 1) / max_texels;
     const Index rows = screen_texels(view.rows, max_texels), cols = screen_texels(view.cols, max_texels);
-    std::vector<float> reduced(static_cast<size_t>(rows * cols));
-    // Both cores: the worker that computed the trace is idle now.
+    if (takes_peaks(view, max_texels)) {
+      entry.texture.upload(view.peaks, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(cols));
+    } else {
+      const Index block_rows = peak_block(view.rows, max_texels), block_cols = peak_block(view.cols, max_texels);
+      std::vector<float> reduced(static_cast<size_t>(rows * cols));
+      // Both cores: the worker that computed the trace is idle now.
 #pragma omp parallel
-    {
-      std::vector<float> folded(static_cast<size_t>(view.cols));  // (cols of the view): a block row's rows folded
+      {
+        std::vector<float> folded(static_cast<size_t>(view.cols));  // (cols of the view): a block row's rows folded
 #pragma omp for schedule(static)
-      for (Index r = 0; r < rows; ++r) {
-        const float* first = view.data + r * block_rows * view.row_stride;
-        std::copy(first, first + view.cols, folded.begin());
-        for (Index k = 1; k < block_rows && r * block_rows + k < view.rows; ++k) {
-          const float* row = first + k * view.row_stride;
-          for (Index c = 0; c < view.cols; ++c) folded[static_cast<size_t>(c)] = pick(folded[static_cast<size_t>(c)], row[c]);
-        }
-        float* out = reduced.data() + r * cols;
-        for (Index t = 0; t < cols; ++t) {
-          const float* block = folded.data() + t * block_cols;
-          float v = block[0];
-          for (Index k = 1; k < std::min(block_cols, view.cols - t * block_cols); ++k) v = pick(v, block[k]);
-          out[t] = v;
+        for (Index r = 0; r < rows; ++r) {
+          const float* first = view.data + r * block_rows * view.row_stride;
+          std::copy(first, first + view.cols, folded.begin());
+          for (Index k = 1; k < block_rows && r * block_rows + k < view.rows; ++k)
+            fold_peak_row(folded.data(), first + k * view.row_stride, view.cols);
+          peak_texel_row(folded.data(), view.cols, block_cols, reduced.data() + r * cols);
         }
       }
+      entry.texture.upload(reduced.data(), static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(cols));
     }
-    entry.texture.upload(reduced.data(), static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(cols));
     upload_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   entry.used = true;

@@ -38,6 +38,9 @@ class TextureCache {
   // heatmap passes the part on screen and its size in pixels (at least
   // kScreenTexels): wherever a cell covers a pixel, the texture holds the cells themselves.
   GLuint screen(const MatrixView& view, Index max_texels = kScreenTexels);
+  // Whether screen(view, max_texels) uploads the view's peaks, reduced ahead with the trace
+  // (MatrixView::peaks), instead of reducing the matrix itself.
+  static bool takes_peaks(const MatrixView& view, Index max_texels);
   static constexpr Index kScreenTexels = 512;
   // Texels along a side of `cells` cells in screen()'s texture (max_texels at least kScreenTexels).
   static Index screen_texels(Index cells, Index max_texels = kScreenTexels);

@@ -25,11 +25,18 @@ MatrixView matrix_of(const TensorPtr& tensor, Index k) {
   return view;
 }
 
+void with_peaks(MatrixView& view, const TensorPtr& peaks, Index k, Index texels) {
+  if (!peaks || !view.valid() || k < 0 || k >= peaks->matrices()) return;
+  view.peaks = peaks->data.data() + k * peaks->rows() * peaks->cols();
+  view.peak_texels = texels;
+}
+
 MatrixView column_slice(const MatrixView& view, Index first, Index count) {
   MatrixView slice = view;
   if (!view.valid() || first < 0 || count <= 0 || first + count > view.cols) return MatrixView{};
   slice.data = view.data + first;
   slice.cols = count;
+  slice.peaks = nullptr;  // the peaks are of the whole matrix
   slice.key = view.key + "[:," + std::to_string(first) + "+" + std::to_string(count) + "]";
   return slice;
 }
@@ -43,6 +50,7 @@ MatrixView block(const MatrixView& view, Index row, Index col, Index rows, Index
   part.data = view.data + row * view.row_stride + col;
   part.rows = rows;
   part.cols = cols;
+  part.peaks = nullptr;
   part.key = view.key + "[" + std::to_string(row) + "+" + std::to_string(rows) + "," + std::to_string(col) + "+" +
              std::to_string(cols) + "]";
   return part;

@@ -17,6 +17,10 @@ struct MatrixView {
   const float* data = nullptr;
   Index rows = 0, cols = 0, row_stride = 0;
   std::string key;  // identifies the data: same key, same values
+  // The same matrix already reduced to peaks for TextureCache::screen at `peak_texels` texels a
+  // side (numerics/block_peaks.hpp; from the trace's summary, valid while the trace is), or null.
+  const float* peaks = nullptr;
+  Index peak_texels = 0;
 
   bool valid() const { return data != nullptr && rows > 0 && cols > 0; }
   float at(Index r, Index c) const { return data[r * row_stride + c]; }
@@ -24,6 +28,9 @@ struct MatrixView {
 
 // The k-th trailing matrix of a tensor (a 1-D tensor is one row).
 MatrixView matrix_of(const TensorPtr& tensor, Index k = 0);
+// Points `view` (the k-th matrix of a stage, or of its head mean) at its peaks in `peaks`
+// (StageSummary::peaks or mean_peaks, reduced for `texels`); nothing when there are none.
+void with_peaks(MatrixView& view, const TensorPtr& peaks, Index k, Index texels);
 // Columns [first, first + count) of a view (a head's slice of a weight matrix).
 MatrixView column_slice(const MatrixView& view, Index first, Index count);
 // Rows [row, row + rows) x columns [col, col + cols) of a view (the part of a

@@ -123,9 +123,11 @@ class HeatmapBuilder {
       spec.values = matrix_of(tensor, batch_);
     } else if (head < 0) {
       spec.values = summary ? matrix_of(summary->head_mean, batch_) : app_.derived.head_average(tensor, batch_, heads);
+      if (summary) with_peaks(spec.values, summary->mean_peaks, batch_, summary->peak_texels);
       suffix = app_.tr("heatmap.average");
     } else {
       spec.values = matrix_of(tensor, batch_ * heads + head);
+      if (summary) with_peaks(spec.values, summary->peaks, batch_ * heads + head, summary->peak_texels);
       suffix = head_label(stage, head);
     }
     spec.name = std::string(stage_name(stage));
@@ -342,6 +344,8 @@ void draw_heatmaps(AppState& app) {
   const Trace& trace = *trace_ptr;
   // This step's stages that the trace did not keep: said so, with the way to keep them.
   draw_not_kept(app, stages_step_shows(app.model.session(), app.view.step), "heatmaps");
+  // The next traces come with this step's stages reduced for their heatmaps (TextureCache::screen).
+  app.model.set_peak_stages(stages_step_shows(app.model.session(), app.view.step));
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();

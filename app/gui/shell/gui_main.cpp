@@ -26,6 +26,7 @@
 #include "shell/options.hpp"
 #include "panels/presentation.hpp"
 #include "state/documents.hpp"
+#include "state/view_stages.hpp"
 #include "widgets/heatmap_png.hpp"
 
 namespace al::gui {
@@ -364,8 +365,10 @@ int main(int argc, char** argv) {
   StartDocument start = load_start_document(source);
   if (start.problem) std::fprintf(stderr, "attention-lab: %s\n", start.problem->message.c_str());
   if (start.problem && start.path.empty() && options.screenshot) return 1;  // a picture of the wrong session helps no one
+  const Step first_step = options.stage.empty() ? ViewState{}.step : *step_from_name(options.stage);
   ComputeOptions compute;
   compute.memory_limit_bytes = options.memory_limit;
+  compute.peak_stages = stages_step_shows(start.session, first_step);  // the first trace's heatmaps, reduced ahead
   auto app = std::make_unique<AppState>(std::move(start.session), compute);
   // With the weights always: the token lines, the heads view and the labs read them (view_stages.hpp).
   if (options.keep) app->model.set_keep(*options.keep | stage_set({Stage::Weights}));
@@ -378,7 +381,7 @@ int main(int argc, char** argv) {
   }
   app->i18n.set_language(options.language.value_or(language_from_environment()));
   init_documents(*app, start);  // settings (language), recovery offer
-  if (!options.stage.empty()) app->view.step = *step_from_name(options.stage);
+  app->view.step = first_step;
   app->view.only_head = options.head;
   if (!options.export_heatmap.empty()) request_heatmap_png(*app, options.export_heatmap, options.heatmap_out, options.slide_width);
   app->labs.quiz.hide_cell = options.quiz_hide_cell;

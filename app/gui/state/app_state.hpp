@@ -109,8 +109,17 @@ struct ViewState {
   bool global_tokens_unparsed = false;  // Settings: the typed global tokens were not whole numbers
 };
 
+// The worker reduces the big stages the heatmaps show for their textures with the trace
+// (StageSummary::peaks; the panel says which, SessionModel::set_peak_stages), so the frame that
+// shows a new trace uploads them instead of reading (n, n) matrices.
+inline ComputeOptions with_heatmap_peaks(ComputeOptions compute) {
+  compute.peak_texels = TextureCache::kScreenTexels;
+  return compute;
+}
+
 struct AppState {
-  explicit AppState(Session initial, ComputeOptions compute = {}) : model(std::move(initial), std::move(compute)) {}
+  explicit AppState(Session initial, ComputeOptions compute = {})
+      : model(std::move(initial), with_heatmap_peaks(std::move(compute))) {}
 
   Options options;
   std::string document;      // what was opened, for the title

@@ -199,7 +199,8 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                    {"first_row", static_cast<double>(row0)}, {"first_col", static_cast<double>(col0)},
                    {"shown_rows", static_cast<double>(m.rows)}, {"shown_cols", static_cast<double>(m.cols)},
                    {"texel_rows", static_cast<double>(TextureCache::screen_texels(m.rows, max_texels))},
-                   {"texel_cols", static_cast<double>(TextureCache::screen_texels(m.cols, max_texels))}});
+                   {"texel_cols", static_cast<double>(TextureCache::screen_texels(m.cols, max_texels))},
+                   {"peaks_ahead", TextureCache::takes_peaks(m, max_texels) ? 1.0 : 0.0}});
   if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);  // tests read it
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.

@@ -313,3 +313,31 @@ TEST_CASE("the finished-computation hook fires once per background result, on th
   model.wait_idle();
   CHECK(calls == 1);
 }
+
+TEST_CASE("the stages set_peak_stages names come with peaks, here and on the worker") {
+  ComputeOptions options;
+  options.peak_texels = 512;
+  for (const Session& s : {direct_session(600, 8), direct_session(2048, 64)}) {  // here and now; in the background
+    INFO("L = " << s.q->dim(1));
+    SessionModel model(s, options);
+    model.wait_idle();
+    REQUIRE(model.trace());
+    CHECK(model.trace()->summary(Stage::Weights)->peaks == nullptr);  // no stage named yet
+    model.set_peak_stages(stage_set({Stage::Weights}));
+    model.edit(with_cell(s, InputId::Q, 0, 2.0f), "Edit Q");
+    model.wait_idle();
+    REQUIRE(model.trace());
+    const StageSummary& weights = *model.trace()->summary(Stage::Weights);
+    REQUIRE(weights.peaks != nullptr);
+    CHECK(weights.peak_texels == 512);
+    const Index block = (s.q->dim(1) + 511) / 512, texels = (s.q->dim(1) + block - 1) / block;
+    CHECK(weights.peaks->shape == std::vector<Index>{1, 1, texels, texels});
+    // Row 0's first texel: the largest of its block of weights (all positive and finite).
+    const Tensor& w = model.trace()->stage(Stage::Weights);
+    float largest = 0.0f;
+    for (Index c = 0; c < block; ++c)
+      for (Index r = 0; r < block; ++r) largest = std::max(largest, w.at({0, 0, r, c}));
+    CHECK(weights.peaks->data[0] == largest);
+    CHECK(model.trace()->summary(Stage::Scores)->peaks == nullptr);
+  }
+}

@@ -8,7 +8,7 @@
 
 #include "base/random.hpp"
 #include "numerics/attention.hpp"
-#include "numerics/attention_kernels.hpp"
+#include "numerics/stage_summary.hpp"
 #include "attention_reference.hpp"
 
 using namespace attention_test;
@@ -53,6 +53,37 @@ void check_summary(const al::Trace& trace, Stage s) {
         else CHECK(got == mean);
       }
   }
+}
+
+// The peak of cells [r0, r1) x [c0, c1) of a (rows, cols) matrix at `m`, by its definition:
+// NaN if any cell is NaN, else the finite cell of largest magnitude, the first of equals in
+// column-major order (down each column, columns left to right), else the top-left cell.
+float naive_peak(const float* m, Index cols, Index r0, Index r1, Index c0, Index c1) {
+  const float* best = nullptr;
+  for (Index c = c0; c < c1; ++c)
+    for (Index r = r0; r < r1; ++r) {
+      const float& v = m[r * cols + c];
+      if (std::isnan(v)) return v;
+      if (std::isfinite(v) && (!best || std::fabs(v) > std::fabs(*best))) best = &v;
+    }
+  return best ? *best : m[r0 * cols + c0];
+}
+
+// `peaks` (Tr, Tc) against the naive peaks of the (rows, cols) matrix at `m` in blocks for
+// `max_texels` texels a side: ceil(rows / max_texels) rows, the last block what is left.
+void check_peaks(const float* peaks, const float* m, Index rows, Index cols, Index max_texels) {
+  const Index block_rows = (rows + max_texels - 1) / max_texels, block_cols = (cols + max_texels - 1) / max_texels;
+  const Index texel_rows = (rows + block_rows - 1) / block_rows, texel_cols = (cols + block_cols - 1) / block_cols;
+  Index wrong = 0;
+  for (Index t = 0; t < texel_rows; ++t)
+    for (Index u = 0; u < texel_cols; ++u) {
+      const float want = naive_peak(m, cols, t * block_rows, std::min(rows, (t + 1) * block_rows), u * block_cols,
+                                    std::min(cols, (u + 1) * block_cols));
+      const float got = peaks[t * texel_cols + u];
+      const bool same = std::isnan(want) ? std::isnan(got) : got == want && std::signbit(got) == std::signbit(want);
+      if (!same && wrong++ < 5) FAIL_CHECK("texel (" << t << ", " << u << "): " << got << ", want " << want);
+    }
+  CHECK(wrong == 0);
 }
 
 constexpr std::array<Stage, 9> kPerHead = {Stage::Q,       Stage::K,       Stage::V,
@@ -133,7 +164,8 @@ TEST_CASE("summarize_stage: many heads and row blocks, on both threads, against 
   // The mean goes into a tensor of any values (a recycled buffer's): here NaN, all overwritten.
   auto summarize = [&](const float* mask) {
     return al::detail::summarize_stage(
-        stage, mask, std::make_shared<Tensor>(std::vector<Index>{batch, rows, cols}, std::numeric_limits<float>::quiet_NaN()));
+        stage, mask, std::make_shared<Tensor>(std::vector<Index>{batch, rows, cols}, std::numeric_limits<float>::quiet_NaN()),
+        0);
   };
   for (const float* mask : {static_cast<const float*>(nullptr), static_cast<const float*>(attend.data.data())}) {
     INFO((mask ? "with a mask" : "no mask"));
@@ -183,4 +215,93 @@ TEST_CASE("summarize: head means written into the buffers of a freed trace's mea
     reused = reused || freed.count(t->summary(st)->head_mean->data.data()) > 0;
   }
   CHECK(reused);  // the case this test is for: a mean on a buffer holding the earlier trace's values
+}
+
+TEST_CASE("summarize_stage: the peaks of every head and of the mean, against their definition") {
+  // (2, 3, 1030, 700) for 512 texels: blocks of 3 rows (the last block one row) and 2 columns,
+  // 344 x 350 texels; rows of blocks of 3 cut the summary's tasks at 33 rows, on both threads.
+  const Index batch = 2, heads = 3, rows = 1030, cols = 700, texels = 512;
+  Tensor stage = al::random_normal({batch, heads, rows, cols}, 919, 2.0);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto cell = [&](Index b, Index h, Index r, Index c) -> float& {
+    return stage.data[static_cast<size_t>(((b * heads + h) * rows + r) * cols + c)];
+  };
+  cell(0, 0, 0, 1) = 9.0f;    // a tie in block (0, 0): -9 comes first down the columns
+  cell(0, 0, 1, 0) = -9.0f;
+  cell(0, 1, 40, 41) = std::numeric_limits<float>::quiet_NaN();  // NaN wins its block
+  cell(1, 2, 1029, 698) = inf;                                    // the last block, one row, none finite:
+  cell(1, 2, 1029, 699) = -inf;                                   // its first cell
+  for (Index r = 15; r < 18; ++r)                                 // block (5, 5) all -inf: stays -inf
+    for (Index c = 10; c < 12; ++c) cell(1, 0, r, c) = -inf;
+  for (Index r = 30; r < 33; ++r)                                 // block (10, 5): -inf but one cell
+    for (Index c = 10; c < 12; ++c) cell(1, 0, r, c) = r == 32 && c == 11 ? 0.25f : -inf;
+
+  const al::StageSummary summary =
+      al::detail::summarize_stage(stage, nullptr, std::make_shared<Tensor>(std::vector<Index>{batch, rows, cols}), texels);
+  REQUIRE(summary.peaks != nullptr);
+  REQUIRE(summary.mean_peaks != nullptr);
+  CHECK(summary.peak_texels == texels);
+  CHECK(summary.peaks->shape == std::vector<Index>{batch, heads, 344, 350});
+  CHECK(summary.mean_peaks->shape == std::vector<Index>{batch, 344, 350});
+  const Index texel_count = 344 * 350;
+  for (Index b = 0; b < batch; ++b) {
+    for (Index h = 0; h < heads; ++h) {
+      INFO("batch " << b << ", head " << h);
+      check_peaks(summary.peaks->data.data() + (b * heads + h) * texel_count, &cell(b, h, 0, 0), rows, cols, texels);
+    }
+    std::vector<float> mean(static_cast<size_t>(rows * cols));  // summed in head order, as the summary
+    for (Index i = 0; i < rows * cols; ++i) {
+      float sum = 0.0f;
+      for (Index h = 0; h < heads; ++h) sum += stage.data[static_cast<size_t>((b * heads + h) * rows * cols + i)];
+      mean[static_cast<size_t>(i)] = sum / static_cast<float>(heads);
+    }
+    INFO("batch " << b << ", the mean");
+    check_peaks(summary.mean_peaks->data.data() + b * texel_count, mean.data(), rows, cols, texels);
+  }
+  const float* head0 = summary.peaks->data.data();
+  CHECK(head0[0] == -9.0f);
+  CHECK(std::isnan(summary.peaks->data[static_cast<size_t>(texel_count + 13 * 350 + 20)]));
+  const float* batch1_head0 = head0 + 3 * texel_count;
+  CHECK(batch1_head0[5 * 350 + 5] == -inf);
+  CHECK(batch1_head0[10 * 350 + 5] == 0.25f);
+  CHECK(head0[6 * texel_count - 1] == inf);
+
+  SUBCASE("no peaks for a stage no longer than the texels, nor without texels") {
+    Tensor small = al::random_normal({1, 2, 512, 300}, 923, 1.0);
+    const al::StageSummary s = al::detail::summarize_stage(small, nullptr, std::make_shared<Tensor>(std::vector<Index>{1, 512, 300}), 512);
+    CHECK(s.peaks == nullptr);
+    CHECK(s.mean_peaks == nullptr);
+    CHECK(s.peak_texels == 0);
+    const al::StageSummary none = al::detail::summarize_stage(stage, nullptr, std::make_shared<Tensor>(std::vector<Index>{batch, rows, cols}), 0);
+    CHECK(none.peaks == nullptr);
+  }
+}
+
+TEST_CASE("summarize: a trace's peaks for its heatmaps, with a causal -inf mask, against their definition") {
+  // 600 tokens, 2 heads of 8: the (600, 600) stages and the (600, 8) Q, K, V are longer than 512
+  // on a side, in blocks of 2 rows (and 2 columns).
+  al::Session s = random_projection_session(1, 600, 16, 2, 331);
+  s.config.mask.causal = true;
+  s.config.mask_fill = -std::numeric_limits<double>::infinity();
+  al::ComputeOptions options = summarizing();
+  options.peak_texels = 512;
+  for (Stage st : kPerHead) options.peak_stages.set(static_cast<size_t>(st));
+  options.peak_stages.reset(static_cast<size_t>(Stage::V));
+  auto t = compute_ok(s, options);
+  CHECK(t->summary(Stage::V)->peaks == nullptr);  // not asked for
+  for (Stage st : kPerHead) {
+    if (st == Stage::V) continue;
+    INFO("stage " << al::stage_name(st));
+    const al::StageSummary* summary = t->summary(st);
+    REQUIRE(summary != nullptr);
+    REQUIRE(summary->peaks != nullptr);
+    const Tensor& stage = t->stage(st);
+    const Index heads = stage.dim(1), rows = stage.rows(), cols = stage.cols();
+    const Index texel_count = summary->peaks->rows() * summary->peaks->cols();
+    for (Index h = 0; h < heads; ++h)
+      check_peaks(summary->peaks->data.data() + h * texel_count, stage.data.data() + h * rows * cols, rows, cols, 512);
+    check_peaks(summary->mean_peaks->data.data(), summary->head_mean->data.data(), rows, cols, 512);
+  }
+  CHECK(t->summary(Stage::Masked)->peaks->data[1] == -std::numeric_limits<float>::infinity());  // above the diagonal
+  CHECK(compute_ok(s, summarizing())->summary(Stage::Weights)->peaks == nullptr);  // no texels asked for
 }
