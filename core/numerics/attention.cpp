@@ -351,6 +351,13 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   if (progress.cancelled()) return cancelled();
 
   if (options.summarize) {
+    // A stage shown as another it equals (masked = scaled with no mask) shares that one's
+    // summary, so that one is reduced to peaks for it: back to front, along chains of equals.
+    StageSet peak_stages = options.peak_stages;
+    for (auto s = kAllStages.rbegin(); s != kAllStages.rend(); ++s) {
+      const int i = static_cast<int>(*s);
+      if (peak_stages[i] && equal_to[i]) peak_stages.set(static_cast<size_t>(*equal_to[i]));
+    }
     // Stages in order, so a shared stage finds the summary of the one it equals.
     for (Stage s : kAllStages) {
       const int i = static_cast<int>(s);
@@ -358,7 +365,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
         const float* attend = s == Stage::Masked && trace->mask ? trace->mask->data.data() : nullptr;
         trace->summaries[i] =
             std::make_shared<const StageSummary>(detail::summarize_stage(trace->stage(s), attend, std::move(means[i]),
-                                                                        options.peak_stages[i] ? options.peak_texels : 0));
+                                                                        peak_stages[i] ? options.peak_texels : 0));
       } else if (!stage_is_per_head(s) || !trace->has(s)) {
         continue;  // not per head, or not in this trace
       } else if (equal_to[i]) {

@@ -304,4 +304,15 @@ TEST_CASE("summarize: a trace's peaks for its heatmaps, with a causal -inf mask,
   }
   CHECK(t->summary(Stage::Masked)->peaks->data[1] == -std::numeric_limits<float>::infinity());  // above the diagonal
   CHECK(compute_ok(s, summarizing())->summary(Stage::Weights)->peaks == nullptr);  // no texels asked for
+
+  // With no mask the masked stage is the scaled one, summary and all: asking for it reduces that.
+  s.config.mask.causal = false;
+  options.peak_stages = al::stage_set({Stage::Masked});
+  auto unmasked = compute_ok(s, options);
+  REQUIRE(unmasked->stage_ptr(Stage::Masked) == unmasked->stage_ptr(Stage::Scaled));
+  const al::StageSummary* masked = unmasked->summary(Stage::Masked);
+  REQUIRE(masked->peaks != nullptr);
+  CHECK(masked == unmasked->summary(Stage::Scaled));
+  check_peaks(masked->peaks->data.data(), unmasked->stage(Stage::Masked).data.data(), 600, 600, 512);
+  CHECK(unmasked->summary(Stage::Scores)->peaks == nullptr);
 }
