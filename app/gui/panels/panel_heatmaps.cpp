@@ -342,10 +342,11 @@ void draw_heatmaps(AppState& app) {
     return;
   }
   const Trace& trace = *trace_ptr;
+  const StageSet shown = stages_step_shows(app.model.session(), app.view.step);
   // This step's stages that the trace did not keep: said so, with the way to keep them.
-  draw_not_kept(app, stages_step_shows(app.model.session(), app.view.step), "heatmaps");
+  draw_not_kept(app, shown, "heatmaps");
   // The next traces come with this step's stages reduced for their heatmaps (TextureCache::screen).
-  app.model.set_peak_stages(stages_step_shows(app.model.session(), app.view.step));
+  app.model.set_peak_stages(shown);
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();
