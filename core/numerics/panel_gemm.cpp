@@ -142,23 +142,28 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
   accumulate_tile<Rows, Panels>(acc, a, lda, panel, panel_stride, ldp, depth);
   if (!scaled) return store_tile<Rows, Panels>(acc, c, ldc, cols);
   const Packet factor = pset1<Packet>(scale);
-  for (int i = 0; i < Rows; ++i) {
-    if (cols == Panels * kPanelWidth) {
+  if (cols == Panels * kPanelWidth) {
+    // The whole tile's scores first, then its scaled rows: interleaved, the two stores to each
+    // row took the sweep from 62-64 to 46-55 GFLOP/s at 4096 keys on Zen 3 (docs/performance.md,
+    // twenty-sixth pass).
+    for (int i = 0; i < Rows; ++i)
+      for (int q = 0; q < kPackets; ++q) store_scores(c + i * ldc + q * kLanes, acc[i][q], stream);
+    for (int i = 0; i < Rows; ++i)
       for (int q = 0; q < kPackets; ++q) {
         const Packet v = pmul(acc[i][q], factor);
-        store_scores(c + i * ldc + q * kLanes, acc[i][q], stream);
         pstoreu(scaled + i * ldc + q * kLanes, v);
         max[i] = pmax(max[i], v);
       }
-    } else {  // the last panel: its padding columns are left out of the max
-      float partial[Panels * kPanelWidth];
-      for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
-      std::copy(partial, partial + cols, c + i * ldc);
-      for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, pmul(acc[i][q], factor));
-      std::copy(partial, partial + cols, scaled + i * ldc);
-      std::fill(partial + cols, partial + Panels * kPanelWidth, -std::numeric_limits<float>::infinity());
-      for (int q = 0; q < kPackets; ++q) max[i] = pmax(max[i], ploadu<Packet>(partial + q * kLanes));
-    }
+    return;
+  }
+  for (int i = 0; i < Rows; ++i) {  // the last panel: its padding columns are left out of the max
+    float partial[Panels * kPanelWidth];
+    for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, acc[i][q]);
+    std::copy(partial, partial + cols, c + i * ldc);
+    for (int q = 0; q < kPackets; ++q) pstoreu(partial + q * kLanes, pmul(acc[i][q], factor));
+    std::copy(partial, partial + cols, scaled + i * ldc);
+    std::fill(partial + cols, partial + Panels * kPanelWidth, -std::numeric_limits<float>::infinity());
+    for (int q = 0; q < kPackets; ++q) max[i] = pmax(max[i], ploadu<Packet>(partial + q * kLanes));
   }
 }
 
