@@ -53,11 +53,14 @@ std::vector<unsigned char> fully_masked_rows(const Tensor& mask);
 
 // Above this many keys the per-head pass computes Q·Kᵀ with K packed once, swept a tile of
 // rows at a time (numerics/panel_gemm.hpp, multiply_panels_scaled); up to it with Eigen's GEMM
-// per block of rows. Measured on Zen 4 (docs/performance.md, issue 16's twenty-second pass),
-// with the sweep's scores streamed past the caches: at 2048 keys the sweep 3 % faster in the
-// AVX-512 copy and 2 % in the AVX2 one, at 1024 from 4 % faster to 4 % slower; at 2560-4096
-// 1-12 % faster (the eighth pass).
-constexpr Index kSweepAboveKeys = 1024;
+// per block of rows. One threshold for every kernel copy, so that they give the same bits.
+// Measured on Zen 4 (docs/performance.md, issue 16's twenty-second pass), with the sweep's
+// scores streamed past the caches: at 2048 keys the sweep 3 % faster in the AVX-512 copy and
+// 2 % in the AVX2 one, at 1024 from 4 % faster to 4 % slower; at 2560-4096 1-12 % faster (the
+// eighth pass). On an Intel Xeon (twenty-eighth pass), where Eigen's GEMM runs AVX2's 8-lane
+// packets and the sweep 16-lane ones at twice the rate, the whole trace 20 % faster at 1024
+// keys and 9 % at 512 in the AVX-512 copy, 4-5 % in the AVX2 one; at 256 no faster.
+constexpr Index kSweepAboveKeys = 256;
 
 // The (Lq, Lk) stages from scores to dropped, then the context, for every
 // (batch, head). A stage whose `out` is null is not computed: it is reused from

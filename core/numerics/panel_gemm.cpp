@@ -41,8 +41,9 @@ constexpr int kTileRows = 12 / kPanelPackets;
 // Two panels' slice, 64 KiB, is read from L2, and still faster than a pass of half the depth,
 // whose C is stored and reloaded once more (a (2048, 512) · (512, 512) projection, best of 20
 // calls, 5 alternating runs: 167–208 against 146–171 GFLOP/s, AMD EPYC Zen 4). The AVX-512
-// copy's 16-lane tiles of three panels read 96 KiB a block from L2 the same way; the depth block
-// was not measured again for them.
+// copy's 16-lane tiles of four panels read 128 KiB a block from L2 the same way (24 accumulators,
+// four panel packets and a broadcast: 29 of 32 registers); the depth block was not measured
+// again for them.
 constexpr Index kDepthBlock = 512;
 
 static_assert(kPanelWidth % kLanes == 0, "a panel is whole packets");
@@ -220,9 +221,11 @@ void multiply_rows_wide_tile(int rows, const float* a, Index lda, const float* p
 }
 
 // Whole panels in the wide tile at column x of C (n columns, cut into blocks of block_width):
-// 3 or 2 where they fit in one block, else 0 (the 8-lane tiles take it).
+// 4, 3 or 2 where they fit in one block, else 0 (the 8-lane tiles take it). Four make a head's
+// 64 columns (the projections, ·V) one tile: with three, its fourth panel went to the 8-lane
+// tiles, at half an Intel core's 512-bit rate (docs/performance.md, issue 16's twenty-eighth pass).
 int wide_panels_at(Index x, Index n, Index block_width) {
-  for (int panels : {3, 2})
+  for (int panels : {4, 3, 2})
     if (x + panels * kPanelWidth <= n && x % block_width + panels * kPanelWidth <= block_width) return panels;
   return 0;
 }
@@ -438,7 +441,10 @@ void multiply_panel_columns(const float* a, Index lda, Index m, const PanelMatri
         float* column = c + x / block_width * block_stride + x % block_width;
         for (Index i = 0; i < m; i += kTileRows) {
           const int rows = static_cast<int>(std::min<Index>(kTileRows, m - i));
-          if (wide == 3)
+          if (wide == 4)
+            multiply_rows_wide_tile<4>(rows, a + i * lda + p0, lda, panel, step, ldp, depth, column + i * ldc, ldc,
+                                       first_block);
+          else if (wide == 3)
             multiply_rows_wide_tile<3>(rows, a + i * lda + p0, lda, panel, step, ldp, depth, column + i * ldc, ldc,
                                        first_block);
           else

@@ -12,29 +12,32 @@ bin=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "$("$bin" --version | tail -n 1)"
-# Beyond the presets: past 1024 keys Q·Kᵀ is swept with K packed once, in the AVX-512 copy with
-# 16-lane tiles (numerics/panel_gemm.cpp): 6 queries over 2085 keys (a partial last panel), and
-# over 1088 (whole panels, the scores streamed past the caches).
-long_keys() {  # $1 keys
+# Beyond the presets: past 256 keys Q·Kᵀ is swept with K packed once, in the AVX-512 copy with
+# 16-lane tiles (numerics/panel_gemm.cpp): 6 queries over 2085 keys (a partial last panel), over
+# 1088 (whole panels, the scores streamed past the caches), and over 300 with heads of 64 columns
+# (the projections' and ·V's tiles of four whole panels).
+long_keys() {  # $1 keys, $2 d_model (two heads)
   cat <<JSON
 {
   "format": "attention-lab/session", "version": 1,
-  "config": {"mode": "projection", "attention": "cross", "d_model": 32, "num_heads": 2, "bias": false},
-  "x": {"random": {"shape": [1, 6, 32], "seed": 1, "std": 1.0}},
-  "x_kv": {"random": {"shape": [1, $1, 32], "seed": 2, "std": 1.0}},
+  "config": {"mode": "projection", "attention": "cross", "d_model": $2, "num_heads": 2, "bias": false},
+  "x": {"random": {"shape": [1, 6, $2], "seed": 1, "std": 1.0}},
+  "x_kv": {"random": {"shape": [1, $1, $2], "seed": 2, "std": 1.0}},
   "weights": {
     "layout": "math",
-    "w_q": {"random": {"shape": [32, 32], "seed": 3, "std": 0.5}},
-    "w_k": {"random": {"shape": [32, 32], "seed": 4, "std": 0.5}},
-    "w_v": {"random": {"shape": [32, 32], "seed": 5, "std": 0.5}},
-    "w_o": {"random": {"shape": [32, 32], "seed": 6, "std": 0.5}}
+    "w_q": {"random": {"shape": [$2, $2], "seed": 3, "std": 0.5}},
+    "w_k": {"random": {"shape": [$2, $2], "seed": 4, "std": 0.5}},
+    "w_v": {"random": {"shape": [$2, $2], "seed": 5, "std": 0.5}},
+    "w_o": {"random": {"shape": [$2, $2], "seed": 6, "std": 0.5}}
   }
 }
 JSON
 }
-long_keys 2085 >"$work/long-keys.json"
-long_keys 1088 >"$work/aligned-keys.json"
-for preset in $("$bin" --list-presets | cut -d' ' -f1) "$work/long-keys.json" "$work/aligned-keys.json"; do
+long_keys 2085 32 >"$work/long-keys.json"
+long_keys 1088 32 >"$work/aligned-keys.json"
+long_keys 300 128 >"$work/wide-heads.json"
+for preset in $("$bin" --list-presets | cut -d' ' -f1) "$work/long-keys.json" "$work/aligned-keys.json" \
+    "$work/wide-heads.json"; do
   "$bin" trace "$preset" --json >"$work/fast.json"
   ATTENTION_LAB_CPU=baseline "$bin" trace "$preset" --json >"$work/baseline.json"
   ATTENTION_LAB_CPU=avx2 "$bin" trace "$preset" --json >"$work/avx2.json"

@@ -45,9 +45,10 @@ TEST_CASE("multiply_panels equals the product summed in double, on every shape o
     Index m, k, n;
   };
   // Rows not a multiple of any tile height, columns not a multiple of 16, depths over the
-  // 512-deep block, a single row and column, and the trace's own 64 × 512 × 256.
+  // 512-deep block, a single row and column, the trace's own 64 × 512 × 256, and seven whole
+  // panels and a partial one (tiles of four panels, then three, then the 8-lane tiles).
   for (Shape s : {Shape{1, 1, 1}, Shape{5, 3, 7}, Shape{13, 37, 17}, Shape{64, 512, 256}, Shape{7, 1100, 33},
-                  Shape{25, 513, 48}, Shape{3, 2048, 5}}) {
+                  Shape{25, 513, 48}, Shape{3, 2048, 5}, Shape{9, 600, 121}}) {
     CAPTURE(s.m);
     CAPTURE(s.k);
     CAPTURE(s.n);
