@@ -34,6 +34,21 @@ case "$blas" in
           "(sudo update-alternatives --set libblas.so.3-x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3)" >&2 ;;
 esac
 
+# OpenBLAS picks its kernels from the CPU's family and model, and Debian 12's (0.3.21) does not know CPUs newer than
+# itself: on an Intel Xeon of family 6 model 207 it falls back to its SSE3 "Prescott" kernels, a fifth of the speed of
+# the AVX-512 ones there (27 against 144 GFLOP/s), and torch would be no fair peer. Then name the newest kernels it has
+# that this CPU runs (OPENBLAS_CORETYPE; set by hand, it is kept).
+openblas_core() { OPENBLAS_VERBOSE=2 "$python" -c 'import torch' 2>&1 | sed -n 's/^Core: //p' | head -n 1; }
+cpu_has() { grep -m1 '^flags' /proc/cpuinfo | grep -qw "$1"; }
+openblas_note=""
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$(openblas_core)" = Prescott ]; then
+  if cpu_has avx512_bf16 && cpu_has avx512vl && cpu_has avx512bw && cpu_has avx512dq; then export OPENBLAS_CORETYPE=Cooperlake
+  elif cpu_has avx512vl && cpu_has avx512bw && cpu_has avx512dq; then export OPENBLAS_CORETYPE=SkylakeX
+  elif cpu_has avx2 && cpu_has fma; then export OPENBLAS_CORETYPE=Haswell
+  fi
+  if [ -n "${OPENBLAS_CORETYPE:-}" ]; then openblas_note=" (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE: its own detection gave Prescott)"; fi
+fi
+
 # Raw results (Google Benchmark JSON, torch JSON lines) stay here for a later look.
 out=${OUT_DIR:-$build_dir/bench-results}
 rm -rf "$out" && mkdir -p "$out"
@@ -45,7 +60,8 @@ caches=$(lscpu 2>/dev/null | sed -n 's/^\(L[23]\) cache: *\([^(]*\).*/\1 \2/p' |
 echo "machine: $(nproc) cores, $(cpu_field 'model name') (family $(cpu_field 'cpu family') model $(cpu_field model), $vector_isa${caches:+, $caches})"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "nice ${NICE:-0}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, BLAS: $blas, torch $("$python" -c 'import torch; print(torch.__version__)')"
+echo "nice ${NICE:-0}, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, BLAS: $blas, OpenBLAS kernels: $(openblas_core)$openblas_note," \
+  "torch $("$python" -c 'import torch; print(torch.__version__)')"
 echo "our kernels: $("$app" --version | sed -n 's/^kernels: \(.*\) (ATTENTION_LAB_CPU.*/\1/p')${ATTENTION_LAB_CPU:+ (ATTENTION_LAB_CPU=$ATTENTION_LAB_CPU)}"
 echo
 
