@@ -3,8 +3,9 @@
 // in place: the projections' GEMMs and the per-head ·V. Eigen's GEMM packs both operands at
 // every call, and packing the weights was 14 % of a trace at L = 64 (16 % with the input); a
 // weight is the B of every row block of every trace of a session, so it is packed once while
-// it lives, and V once per head. QKᵀ uses it only above kSweepAboveKeys keys (multiply_panels_scaled,
-// numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of scores was no slower. A weight's first product at a learner's length reads it in place instead
+// it lives, and V once per head. QKᵀ uses it only above kSweepAboveKeys keys
+// (multiply_panels_scaled, numerics/attention_kernels.hpp): below, Eigen's GEMM on a block of
+// scores was no slower. A weight's first product at a learner's length reads it in place instead
 // (pack_weight_blocks). Compiled in each kernel copy (numerics/kernel_dispatch.hpp): the
 // layout is the same in every copy, the packets and register tiles are the copy's.
 //
