@@ -117,7 +117,9 @@ class App:
         self.wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+click on {cell} starts typing")
         type_text(text)
         hold_keys("Return")
-        return self.wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell}")
+        # Typing edits as it goes: the revision moves before Enter; typing must also end.
+        return self.wait_for(lambda s: int(s["revision"]) > revision and s["text_input"] == "no",
+                             f"typing {text} into {cell}, Enter ends typing")
 
     def open_matrices_tab(self):
         self.click(self.settled(), "tab.matrices")

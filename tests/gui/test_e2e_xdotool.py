@@ -121,7 +121,9 @@ try:
         wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+clicking {cell} starts typing")
         type_text(text)  # replaces the selected old value
         hold_keys("Return")
-        state = wait_for(lambda s: int(s["revision"]) > revision, f"typing {text} into {cell} edits the session")
+        # Typing edits as it goes: the revision moves before Enter, which must also end typing.
+        state = wait_for(lambda s: int(s["revision"]) > revision and s["text_input"] == "no",
+                         f"typing {text} into {cell} edits the session, Enter ends typing")
 
     # 4. Undo the last edit.
     revision = int(state["revision"])

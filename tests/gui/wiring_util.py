@@ -31,8 +31,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from files_test_util import App, hold_keys, xdotool  # noqa: E402
-from gui_test_util import (DIVERGING, NAN_COLOUR, VIRIDIS, cell_sample_point, colormap, ctrl_click, type_text,  # noqa: E402
-                           wait_for_widgets)
+from gui_test_util import DIVERGING, NAN_COLOUR, VIRIDIS, cell_sample_point, colormap, ctrl_click, type_text  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "torch"))
 import reference  # noqa: E402  (tests/torch/reference.py: float64, einsum, its own softmax)
@@ -111,13 +110,7 @@ class Wiring(App):
         if select_all:
             hold_keys("ctrl", "a")
         type_text(text)
-        # Enter again while the field still takes text: a frame longer than the held key (a
-        # loaded CI machine) loses the press in ImGui 1.86, the field stays active, and the next
-        # shortcut (Ctrl+S) goes to it instead of the app.
-        for _ in range(3):
-            hold_keys("Return")
-            if wait_for_widgets(self.widgets_path, lambda s: s["text_input"] == "no", timeout=3.0)[1]:
-                return
+        hold_keys("Return")
         self.wait_for(lambda s: s["text_input"] == "no", f"Enter ends typing into {name}")
 
     def choose(self, combo, option):

@@ -20,6 +20,7 @@
 #include "panels/panels.hpp"
 #include "platform/assets.hpp"
 #include "platform/gl_driver_pin.hpp"
+#include "platform/key_trickle.hpp"
 #include "platform/screenshot.hpp"
 #include "platform/window_icon.hpp"
 #include "shell/frame_stats.hpp"
@@ -46,6 +47,7 @@ void on_glfw_error(int, const char* description) { g_glfw_error = description; }
 struct InputFlag {
   bool seen = true;
   std::vector<std::string> dropped_paths;  // files dropped onto the window
+  KeyTrickle keys;                         // so that a frame sees every key press and release
 };
 InputFlag* input_flag(GLFWwindow* window) {
   return static_cast<InputFlag*>(glfwGetWindowUserPointer(window));
@@ -214,6 +216,12 @@ int run(AppState& app) {
                  join_code_points(app.font_report.missing_glyphs).c_str());
 
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  // Keys reach ImGui's backend through the trickle (the backend still chains to ours).
+  glfwSetKeyCallback(window, [](GLFWwindow* w, int key, int scancode, int action, int mods) {
+    input_flag(w)->seen = true;
+    if (input_flag(w)->keys.accept({key, scancode, action, mods}))
+      ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+  });
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
   {
@@ -308,6 +316,8 @@ int run(AppState& app) {
     const bool capture = options.screenshot && app.frame + 1 >= kScreenshotFrames && !gradients_pending(app);
     if (!render_frame(app, window, capture)) exit_code = 1;
     last_frame_time = glfwGetTime();
+    for (const auto& waited : input.keys.end_frame())  // the next frame sees these
+      ImGui_ImplGlfw_KeyCallback(window, waited.key, waited.scancode, waited.action, waited.mods);
     if (stats) stats->after_swap(app);
     // Whatever the frame changed gets drawn again (an edit redraws its effect).
     if (app.model.revision() != revision || app.i18n.language() != language || app.view.step != step)
