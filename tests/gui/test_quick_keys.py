@@ -5,7 +5,7 @@ never see such a key down, and reads a second tap of a key before any frame saw 
 up as the key held on (the build before key_trickle.cpp lost 2 of 6 → taps here);
 the app lets key events through so that a frame sees each. Checks, each with taps:
 1. → five times moves the stepper five steps, ← five times back.
-2. Enter ends typing into a cell of X; the value is kept.
+2. Enter ends typing 4.5 into X[0][0] (the revision moves: an edit).
 3. Ctrl+Z (Ctrl and Z tapped together) undoes that edit: X[0][0] is back.
 4. Ctrl+Q quits; the saved session holds the undone X."""
 import os
