@@ -65,23 +65,25 @@ float scale_and_mask_row(const float* scores, float scale, float* scaled, const 
 double softmax_row(const float* in, float max, float* out, Index n, float* max_out, float* sum_out) {
   using namespace Eigen::internal;
   const float sum = exp_shifted(in, out, n, max);
-  // Divided: each weight is the correctly rounded quotient. PyTorch's softmax over the last
-  // dimension multiplies by 1/sum instead (within an ulp); here that measured no faster.
-  const Packet divisor = pset1<Packet>(sum);
+  // Multiplied by 1/sum, as PyTorch's softmax over the last dimension does (within an ulp of
+  // the quotient): a packet division costs 5-10 cycles on an Intel Xeon, and dividing was 6 % of
+  // a trace at L = 2048 there (docs/performance.md, thirtieth pass).
+  const float reciprocal = 1.0f / sum;
+  const Packet factor = pset1<Packet>(reciprocal);
   constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
   double total = 0;
   Index j = 0;
   while (j + kLanes <= n) {
     Packet chunk = pset1<Packet>(0.0f);
     for (const Index end = std::min(n, j + kChunk); j + kLanes <= end; j += kLanes) {
-      const Packet w = pdiv(ploadu<Packet>(out + j), divisor);
+      const Packet w = pmul(ploadu<Packet>(out + j), factor);
       pstoreu(out + j, w);
       chunk = padd(chunk, w);
     }
     total += static_cast<double>(predux(chunk));
   }
   for (; j < n; ++j) {
-    out[j] /= sum;
+    out[j] *= reciprocal;
     total += static_cast<double>(out[j]);
   }
   *max_out = max;

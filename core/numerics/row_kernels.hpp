@@ -21,7 +21,7 @@ float row_max(const float* in, Index n);
 float scale_and_mask_row(const float* scores, float scale, float* scaled, const float* attend, float fill,
                          float* masked, Index n);
 
-// Stable softmax of one row: out = exp(in - max) / sum, keeping max and sum; `max` is the
+// Stable softmax of one row: out = exp(in - max) · (1 / sum), keeping max and sum; `max` is the
 // row's largest value. A row of -inf (every key masked with -inf fill) gives NaN, as PyTorch
 // does. Returns Σ out, the row sum the trace's checks report, while the row is in L1:
 // a second pass over the weights would read the whole (B, h, Lq, Lk) stage again.
