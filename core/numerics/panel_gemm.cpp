@@ -174,7 +174,8 @@ void multiply_tile_scaled(const float* a, Index lda, const float* panel, Index p
 // of 8 lanes (docs/performance.md, issue 16's twenty-first pass): a projection's (2046, 512) ·
 // (512, 512) 118-119 with tiles of 6 rows × 3 panels against 97-104; Q·Kᵀ's shape (d_k 64,
 // 1024-4096 keys), whose short depth makes a tile's set-up and stores weigh more, 98-108 with
-// 4 rows × 3 panels against 82-100.
+// 4 rows × 3 panels against 82-100 on AMD Zen 4; on an Intel Xeon (two 512-bit FMA ports) 6 rows ×
+// 4 panels 122-128 against 113-117 (thirtieth pass).
 using WidePacket = Eigen::internal::Packet16f;
 static_assert(kPanelWidth == 16, "a wide packet is a panel's row");
 template <int Rows, int Panels>
@@ -230,10 +231,12 @@ int wide_panels_at(Index x, Index n, Index block_width) {
   return 0;
 }
 
-// Q·Kᵀ's sweep tile: 4 rows × 3 panels, from zero over the whole depth; with `scaled`, also
+// Q·Kᵀ's sweep tile: 6 rows × 4 panels (a 12-row step is two tiles; 64 keys, so 2048 keys
+// leave no panel to the 8-lane tiles), from zero over the whole depth; with `scaled`, also
 // scaled = C · scale and max[i] = pmax(max[i], …) over 8-lane halves in column order, as the
-// 8-lane tiles take it, so the max is theirs too, NaN included.
-constexpr int kWideRows = 4, kWidePanels = 3;
+// 8-lane tiles take it, so the max is theirs too, NaN included. Its 24 accumulators share each
+// broadcast of Q over four panels of K: 4 × 3 read K from L2 half as often per multiply-add.
+constexpr int kWideRows = 6, kWidePanels = 4;
 void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
                                Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max,
                                bool stream) {
