@@ -235,7 +235,8 @@ int wide_panels_at(Index x, Index n, Index block_width) {
 // leave no panel to the 8-lane tiles), from zero over the whole depth; with `scaled`, also
 // scaled = C · scale and max[i] = pmax(max[i], …) over 8-lane halves in column order, as the
 // 8-lane tiles take it, so the max is theirs too, NaN included. Its 24 accumulators share each
-// broadcast of Q over four panels of K: 4 × 3 read K from L2 half as often per multiply-add.
+// broadcast of Q over four panels of K, and a 12-row step sweeps K from L2 twice, where 4 × 3
+// took 1.5 times the loads per multiply-add and three sweeps.
 constexpr int kWideRows = 6, kWidePanels = 4;
 void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, Index panel_stride, Index ldp,
                                Index depth, float scale, float* c, float* scaled, Index ldc, Packet* max,
