@@ -1,6 +1,7 @@
 """The Mask tab, driven in the real window (xdotool): causal, padding by length (on
 batch item 1, chosen with the painter's batch field), painting a cell, unpainting it,
-a stroke over two cells (which masks a whole row: NaN with the −∞ fill), and "all on".
+a stroke over two cells (which masks a whole row: NaN with the −∞ fill), "all on", and a
+stroke whose last move and release come in one frame.
 After each, Ctrl+S: the saved file must hold exactly that mask, the painter grid must
 show it (green = attends, grey hatching = masked), and the weights heatmap of that
 batch item must show the colours of a float64 PyTorch computation of the saved file."""
@@ -115,6 +116,25 @@ try:
     failures.check(not mask.get("causal") and mask.get("key_padding") is None and mask.get("custom") is None,
                    f"[all on] the saved mask is empty: {mask}")
     check_screen("all on", saved, 1)
+
+    # A quick stroke: the move to (0, 1) and the release sent back to back, so one frame sees
+    # both (as on a busy machine, where a frame can take longer than a learner's drag): the
+    # cell let go on is painted too.
+    def quick_stroke():
+        wu.xdotool("mousemove", "--window", app.window, *painter_cell(0, 0))
+        time.sleep(0.2)
+        wu.xdotool("mousedown", 1)
+        time.sleep(0.3)
+        wu.xdotool("mousemove", "--window", app.window, *painter_cell(0, 1), "mouseup", 1)
+        time.sleep(0.2)
+    app.edit(quick_stroke, "a quick stroke over two cells")
+    saved = app.save()
+    custom = saved_mask(saved, "custom")
+    want = np.ones((B, L, L))
+    want[1, 0, 0] = want[1, 0, 1] = 0
+    failures.check(custom is not None and np.array_equal(custom, want),
+                   f"[quick stroke] (0, 0) and (0, 1) of item 1 painted: {custom}")
+    check_screen("quick stroke", saved, 1)
 finally:
     app.kill()
 failures.finish()

@@ -167,8 +167,12 @@ void draw_mask_painter(AppState& app) {
     view.mask_stroke_value = !shown;
     ++view.mask_stroke_id;
   }
+  // The cell the button is let go on belongs to the stroke too: ImGui 1.86 polls the mouse once a
+  // frame, so a drag that reaches a cell and lets go within one slow frame is seen only as a
+  // release there, never as the button held over it.
+  const bool painting = view.mask_stroke_active && (hit.held || hit.released);
   if (!hit.held) view.mask_stroke_active = false;
-  if (view.mask_stroke_active && hit.has_cell &&
+  if (painting && hit.has_cell &&
       custom_attends(s, b, hit.row, hit.col) != view.mask_stroke_value &&
       hidden_by(s, b, hit.row, hit.col).empty())
     app.edit(with_mask_cell(s, b, hit.row, hit.col, view.mask_stroke_value), "edit.paint_mask", "mask",
