@@ -57,6 +57,32 @@ def painter_cell(row, col):
     return wu.cell_centre(app.settled()["widgets"]["heatmap.mask_painter"], row, col)
 
 
+def stroke_over(row, label, quick):
+    """Presses on (row, 0) of the painter, drags to (row, 1) and lets go (with `quick`, the move
+    and the release back to back), saves, and checks both cells of item 1 and only they are
+    painted; returns the weights shown for item 1."""
+    def stroke():
+        wu.xdotool("mousemove", "--window", app.window, *painter_cell(row, 0))
+        time.sleep(0.2)
+        wu.xdotool("mousedown", 1)
+        time.sleep(0.3)
+        if quick:
+            wu.xdotool("mousemove", "--window", app.window, *painter_cell(row, 1), "mouseup", 1)
+        else:
+            wu.xdotool("mousemove", "--window", app.window, *painter_cell(row, 1))
+            time.sleep(0.3)
+            wu.xdotool("mouseup", 1)
+        time.sleep(0.2)
+    app.edit(stroke, f"a {label} over two cells")
+    saved = app.save()
+    custom = saved_mask(saved, "custom")
+    want = np.ones((B, L, L))
+    want[1, row, 0] = want[1, row, 1] = 0
+    failures.check(custom is not None and np.array_equal(custom, want),
+                   f"[{label}] ({row}, 0) and ({row}, 1) of item 1 painted: {custom}")
+    return check_screen(label, saved, 1)
+
+
 app = wu.Wiring(binary, session, out, "mask", failures, ["--stage", "weights", "--tab", "mask"])
 try:
     app.wait_for(lambda s: "mask.causal" in s["widgets"], "the mask tab")
@@ -92,22 +118,7 @@ try:
     check_screen("unpaint", saved, 1)
 
     # One stroke over (2, 0) and (2, 1): row 2 of item 1 loses its last two keys.
-    def stroke():
-        wu.xdotool("mousemove", "--window", app.window, *painter_cell(2, 0))
-        time.sleep(0.2)
-        wu.xdotool("mousedown", 1)
-        time.sleep(0.2)
-        wu.xdotool("mousemove", "--window", app.window, *painter_cell(2, 1))
-        time.sleep(0.3)
-        wu.xdotool("mouseup", 1)
-        time.sleep(0.2)
-    app.edit(stroke, "a stroke over two cells")
-    saved = app.save()
-    custom = saved_mask(saved, "custom")
-    want = np.ones((B, L, L))
-    want[1, 2, 0] = want[1, 2, 1] = 0
-    failures.check(custom is not None and np.array_equal(custom, want), f"[stroke] (2, 0) and (2, 1) of item 1 painted: {custom}")
-    weights = check_screen("stroke", saved, 1)
+    weights = stroke_over(2, "stroke", quick=False)
     failures.check(np.isnan(weights[2]).all(), "(test design) row 2 of item 1 is fully masked: NaN, shown magenta")
 
     app.edit(lambda: app.click(app.settled(), "mask.all_on"), "all on")
@@ -120,21 +131,7 @@ try:
     # A quick stroke: the move to (0, 1) and the release sent back to back, so one frame sees
     # both (as on a busy machine, where a frame can take longer than a learner's drag): the
     # cell let go on is painted too.
-    def quick_stroke():
-        wu.xdotool("mousemove", "--window", app.window, *painter_cell(0, 0))
-        time.sleep(0.2)
-        wu.xdotool("mousedown", 1)
-        time.sleep(0.3)
-        wu.xdotool("mousemove", "--window", app.window, *painter_cell(0, 1), "mouseup", 1)
-        time.sleep(0.2)
-    app.edit(quick_stroke, "a quick stroke over two cells")
-    saved = app.save()
-    custom = saved_mask(saved, "custom")
-    want = np.ones((B, L, L))
-    want[1, 0, 0] = want[1, 0, 1] = 0
-    failures.check(custom is not None and np.array_equal(custom, want),
-                   f"[quick stroke] (0, 0) and (0, 1) of item 1 painted: {custom}")
-    check_screen("quick stroke", saved, 1)
+    stroke_over(0, "quick stroke", quick=True)
 finally:
     app.kill()
 failures.finish()
