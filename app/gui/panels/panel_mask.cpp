@@ -4,7 +4,11 @@
 // Two more tools: the sliding window (a click sets w so that the cell is the
 // band's edge) and global tokens (a click toggles the cell's key position).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
@@ -38,6 +42,19 @@ std::string hidden_by(const Session& s, Index b, Index i, Index j) {
   if (padding && b < padding->rows() && j < padding->cols() && padding->data[static_cast<size_t>(b * padding->cols() + j)] == 0.0f)
     return "padding";
   return "";
+}
+
+// The cells a stroke crosses from cell `from` to cell `to` (both in): one a step along the longer
+// axis. A frame sees only where the pointer is now, so a quick drag jumps cells between frames.
+std::vector<std::pair<Index, Index>> cells_between(std::pair<Index, Index> from, std::pair<Index, Index> to) {
+  const Index steps = std::max(std::abs(to.first - from.first), std::abs(to.second - from.second));
+  std::vector<std::pair<Index, Index>> cells;
+  for (Index k = 0; k <= steps; ++k) {
+    const double t = steps == 0 ? 1.0 : static_cast<double>(k) / static_cast<double>(steps);
+    cells.emplace_back(from.first + static_cast<Index>(std::lround(t * static_cast<double>(to.first - from.first))),
+                       from.second + static_cast<Index>(std::lround(t * static_cast<double>(to.second - from.second))));
+  }
+  return cells;
 }
 
 }  // namespace
@@ -165,18 +182,21 @@ void draw_mask_painter(AppState& app) {
     view.mask_blocked = cause;
     view.mask_stroke_active = cause.empty();
     view.mask_stroke_value = !shown;
+    view.mask_stroke_cell = {hit.row, hit.col};
     ++view.mask_stroke_id;
   }
-  // The cell the button is let go on belongs to the stroke too: ImGui 1.86 polls the mouse once a
-  // frame, so a drag that reaches a cell and lets go within one slow frame is seen only as a
-  // release there, never as the button held over it.
-  const bool painting = view.mask_stroke_active && (hit.held || hit.released);
   if (!hit.held) view.mask_stroke_active = false;
-  if (painting && hit.has_cell &&
-      custom_attends(s, b, hit.row, hit.col) != view.mask_stroke_value &&
-      hidden_by(s, b, hit.row, hit.col).empty())
-    app.edit(with_mask_cell(s, b, hit.row, hit.col, view.mask_stroke_value), "edit.paint_mask", "mask",
-             "mask.stroke/" + std::to_string(view.mask_stroke_id));
+  if (view.mask_stroke_active && !hit.has_cell) view.mask_stroke_cell.reset();  // off the grid: no line back
+  if (view.mask_stroke_active && hit.has_cell) {
+    Session painted = s;
+    for (const auto& [i, j] : cells_between(view.mask_stroke_cell.value_or(std::pair{hit.row, hit.col}),
+                                            {hit.row, hit.col}))
+      if (custom_attends(painted, b, i, j) != view.mask_stroke_value && hidden_by(s, b, i, j).empty())
+        painted = with_mask_cell(painted, b, i, j, view.mask_stroke_value);
+    view.mask_stroke_cell = {hit.row, hit.col};
+    if (painted.config.mask.custom != s.config.mask.custom)
+      app.edit(painted, "edit.paint_mask", "mask", "mask.stroke/" + std::to_string(view.mask_stroke_id));
+  }
 
   if (view.mask_blocked == "causal" && s.config.mask.causal) {
     wrapped_text_colored(ImVec4(1.0f, 0.75f, 0.3f, 1.0f), app.tr("mask.blocked_causal"));

@@ -21,6 +21,7 @@
 #include "platform/assets.hpp"
 #include "platform/gl_driver_pin.hpp"
 #include "platform/key_trickle.hpp"
+#include "platform/mouse_trickle.hpp"
 #include "platform/screenshot.hpp"
 #include "platform/window_icon.hpp"
 #include "shell/frame_stats.hpp"
@@ -48,13 +49,20 @@ struct InputFlag {
   bool seen = true;
   std::vector<std::string> dropped_paths;  // files dropped onto the window
   KeyTrickle keys;                         // so that a frame sees every key press and release
+  MouseTrickle mouse;                      // and every button change, where it happened
 };
 InputFlag* input_flag(GLFWwindow* window) {
   return static_cast<InputFlag*>(glfwGetWindowUserPointer(window));
 }
 void install_input_callbacks(GLFWwindow* window) {
-  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double, double) { input_flag(w)->seen = true; });
-  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int, int, int) { input_flag(w)->seen = true; });
+  glfwSetCursorPosCallback(window, [](GLFWwindow* w, double x, double y) {
+    input_flag(w)->seen = true;
+    input_flag(w)->mouse.moved(x, y);
+  });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow* w, int button, int action, int) {
+    input_flag(w)->seen = true;
+    input_flag(w)->mouse.button(button, action == GLFW_PRESS);
+  });
   glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { input_flag(w)->seen = true; });
   glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { input_flag(w)->seen = true; });
   glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { input_flag(w)->seen = true; });
@@ -107,6 +115,14 @@ std::string window_title(const AppState& app) {
 bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  {  // The backend polled the pointer; this frame sees it as the trickle paces it.
+    ImGuiIO& io = ImGui::GetIO();
+    const MouseTrickle::Pointer& pointer = input_flag(window)->mouse.next_frame();
+    std::copy(pointer.down.begin(), pointer.down.end(), io.MouseDown);
+    const bool outside = io.MousePos.x == -FLT_MAX;  // the backend's "no pointer": left, unfocused
+    if (input_flag(window)->mouse.has_pointer() && !outside)
+      io.MousePos = ImVec2(static_cast<float>(pointer.x), static_cast<float>(pointer.y));
+  }
   // A screenshot shows the app as it is, not where the X server left the pointer.
   if (app.options.screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
   if (const auto& pointer = app.scripted_pointer) {  // --frame-stats' pan and zoom
@@ -318,6 +334,7 @@ int run(AppState& app) {
     last_frame_time = glfwGetTime();
     for (const auto& waited : input.keys.end_frame())  // the next frame sees these
       ImGui_ImplGlfw_KeyCallback(window, waited.key, waited.scancode, waited.action, waited.mods);
+    if (input.mouse.waiting()) input.seen = true;  // a frame for each waiting button change
     if (stats) stats->after_swap(app);
     // Whatever the frame changed gets drawn again (an edit redraws its effect).
     if (app.model.revision() != revision || app.i18n.language() != language || app.view.step != step)

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "state/document_state.hpp"
@@ -101,6 +102,7 @@ struct ViewState {
   Index mask_batch = 0;
   bool mask_stroke_active = false;
   bool mask_stroke_value = false;
+  std::optional<std::pair<Index, Index>> mask_stroke_cell;  // (row, col) the stroke last crossed
   int mask_stroke_id = 0;
   std::string mask_blocked;  // "causal" / "padding": the last click hit a cell that layer hides
   enum class MaskTool { Paint, Window, Global };

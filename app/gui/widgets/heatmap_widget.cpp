@@ -180,7 +180,6 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   const bool moved = io.MouseDragMaxDistanceSqr[ImGuiMouseButton_Left] > io.MouseDragThreshold * io.MouseDragThreshold;
   const bool clicked = spec.enlarged ? ImGui::IsItemDeactivated() && !moved : ImGui::IsItemClicked(ImGuiMouseButton_Left);
   interaction.held = ImGui::IsItemActive();
-  interaction.released = ImGui::IsItemDeactivated();
   if (spec.enlarged && zoom_and_pan(app.view, spec.values, window, grid_min, cell, hovered,
                                     interaction.held && ImGui::IsMouseDragging(ImGuiMouseButton_Left)))
     app.keep_drawing = true;

@@ -13,7 +13,6 @@ namespace al::gui {
 struct HeatmapInteraction {
   bool clicked = false;  // pressed this frame on a cell
   bool held = false;     // the mouse button is down on the grid (a paint stroke)
-  bool released = false; // the button was let go this frame after being held on the grid
   bool has_cell = false; // the mouse is over a cell: `row`, `col`
   Index row = 0, col = 0;
 };
