@@ -51,6 +51,7 @@ struct InputFlag {
   KeyTrickle keys;                         // so that a frame sees every key press and release
   MouseTrickle mouse;                      // and every button change, where it happened
 };
+static_assert(MouseTrickle::kButtons == sizeof(ImGuiIO::MouseDown) / sizeof(bool), "one flag per ImGui button");
 InputFlag* input_flag(GLFWwindow* window) {
   return static_cast<InputFlag*>(glfwGetWindowUserPointer(window));
 }
