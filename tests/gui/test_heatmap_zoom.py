@@ -45,13 +45,6 @@ def shown_part(rect):
     return {**rect, "rows": rows, "cols": cols}, (slice(r0, r0 + rows), slice(c0, c0 + cols))
 
 
-def point_at(rect, x, y):
-    """The matrix point (row, col) under window pixel (x, y), in cells."""
-    part, _ = shown_part(rect)
-    return (rect["first_row"] + (y - rect["y"]) * part["rows"] / rect["h"],
-            rect["first_col"] + (x - rect["x"]) * part["cols"] / rect["w"])
-
-
 def move(x, y):
     wu.xdotool("mousemove", "--window", app.window, int(x), int(y))
     time.sleep(0.25)
@@ -68,7 +61,7 @@ try:
 
     # Four wheel steps up over a point a third of the way in: 1.25^4 = 2.44 times closer.
     x, y = rect["x"] + 0.3 * rect["w"], rect["y"] + 0.6 * rect["h"]
-    before = point_at(rect, x, y)
+    before = wu.matrix_point(rect, x, y)
     move(x, y)
     for _ in range(4):
         wu.xdotool("click", 4)
@@ -77,7 +70,7 @@ try:
     app.away()
     state = app.settled()
     rect = heatmap(state)
-    after = point_at(rect, x, y)
+    after = wu.matrix_point(rect, x, y)
     failures.check(abs(after[0] - before[0]) < 1.5 and abs(after[1] - before[1]) < 1.5,
                    f"the point under the pointer stays: {before} -> {after}")
 

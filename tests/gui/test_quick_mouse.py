@@ -11,8 +11,11 @@ frame of its own, at the place it happened (app/gui/platform/mouse_trickle.cpp).
    reaches the end, every key kept (before: the press was seen past the end, off the
    slider, and nothing changed).
 3. Enlarged heatmap: a 200-pixel drag in one burst (left, then right) pans the view
-   by 200 pixels of cells and pins nothing (before: a click where the drag ended, which pinned a cell).
-Each is repeated: a burst lands in one frame often, not always."""
+   by 200 pixels of cells and pins nothing (before: a click where the drag ended, which
+   pinned a cell).
+4. There: a click, a move and a wheel turn in one burst zoom around where the pointer
+   went (the wheel is paced too; before that, it zoomed around the click).
+1-3 are repeated: a burst lands in one frame often, not always."""
 import sys
 import time
 
@@ -126,6 +129,21 @@ try:
         failures.check(abs(moved - 200 / cell) <= 2,
                        f"[{round_}] moved {moved} columns for 200 px of {cell:.1f} px cells")
         failures.check(state.get("pinned", "") == "", f"[{round_}] a drag pins nothing: {state.get('pinned')}")
+
+    # 4. A click, a move and a wheel turn in one burst: the view zooms around where the pointer
+    # went, not where it clicked (the wheel waits for the move, as the move waits for the click).
+    rect = zoom.settled()["widgets"]["heatmap.weights.h0"]
+    a, b = (x + 150, y - 100), (x - 150, y + 100)
+    before = wu.matrix_point(rect, *b)
+    wu.xdotool("mousemove", "--window", zoom.window, *a)
+    time.sleep(0.3)
+    wu.xdotool("mousedown", 1, "mouseup", 1, "mousemove", "--window", zoom.window, *b, "click", 4)
+    state = zoom.wait_for(lambda s: s["widgets"]["heatmap.weights.h0"]["shown_cols"] < rect["shown_cols"],
+                          "a quick click, move and wheel turn zooms in")
+    zoom.away()
+    after = wu.matrix_point(zoom.settled()["widgets"]["heatmap.weights.h0"], *b)
+    failures.check(abs(after[0] - before[0]) < 1.5 and abs(after[1] - before[1]) < 1.5,
+                   f"the point under the pointer's last place stays there: {before} -> {after}")
     zoom.screen()
 finally:
     zoom.kill()

@@ -56,6 +56,12 @@ def sample(pixels, rect, row, col):
     return pixels[y - 1:y + 2, x - 1:x + 2].reshape(-1, 3).mean(axis=0)
 
 
+def matrix_point(rect, x, y):
+    """The matrix point (row, col), in cells, under window pixel (x, y) of a heatmap's rectangle."""
+    return (rect["first_row"] + (y - rect["y"]) * rect["shown_rows"] / rect["h"],
+            rect["first_col"] + (x - rect["x"]) * rect["shown_cols"] / rect["w"])
+
+
 def cell_centre(rect, row, col):
     return (int(rect["x"] + (col + 0.5) * rect["w"] / rect["cols"]),
             int(rect["y"] + (row + 0.5) * rect["h"] / rect["rows"]))

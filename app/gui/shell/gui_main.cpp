@@ -64,7 +64,6 @@ void install_input_callbacks(GLFWwindow* window) {
     input_flag(w)->seen = true;
     input_flag(w)->mouse.button(button, action == GLFW_PRESS);
   });
-  glfwSetScrollCallback(window, [](GLFWwindow* w, double, double) { input_flag(w)->seen = true; });
   glfwSetKeyCallback(window, [](GLFWwindow* w, int, int, int, int) { input_flag(w)->seen = true; });
   glfwSetCharCallback(window, [](GLFWwindow* w, unsigned int) { input_flag(w)->seen = true; });
   glfwSetCursorEnterCallback(window, [](GLFWwindow* w, int) { input_flag(w)->seen = true; });
@@ -123,6 +122,8 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
     const bool outside = io.MousePos.x == -FLT_MAX;  // the backend's "no pointer": left, unfocused
     if (input_flag(window)->mouse.has_pointer() && !outside)
       io.MousePos = ImVec2(static_cast<float>(pointer.x), static_cast<float>(pointer.y));
+    io.MouseWheelH += static_cast<float>(pointer.wheel_x);
+    io.MouseWheel += static_cast<float>(pointer.wheel_y);
   }
   // A screenshot shows the app as it is, not where the X server left the pointer.
   if (app.options.screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
@@ -238,6 +239,11 @@ int run(AppState& app) {
     input_flag(w)->seen = true;
     if (input_flag(w)->keys.accept({key, scancode, action, mods}))
       ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+  });
+  // The wheel reaches ImGui through the mouse trickle only, where the pointer was when it turned.
+  glfwSetScrollCallback(window, [](GLFWwindow* w, double dx, double dy) {
+    input_flag(w)->seen = true;
+    input_flag(w)->mouse.wheel(dx, dy);
   });
   ImGui_ImplOpenGL3_Init("#version 330 core");
 
