@@ -56,11 +56,6 @@ def burst(app, start, *moves):
     time.sleep(0.3)
 
 
-def custom_mask(saved):
-    value = (saved["config"].get("mask") or {}).get("custom")
-    return None if value is None else np.array(value, dtype=float)
-
-
 L = 4
 app = wu.Wiring(binary, session_of(L, 4, 1, causal=False), out, "painter", failures,
                 ["--stage", "weights", "--tab", "mask"])
@@ -76,7 +71,7 @@ try:
         saved = app.save()
         want = np.ones((1, L, L))
         want[0, row, :3] = 0
-        got = custom_mask(saved)
+        got = wu.saved_mask(saved, "custom")
         failures.check(got is not None and np.array_equal(got, want),
                        f"[{round_}] the stroke painted ({row}, 0), ({row}, 1), ({row}, 2), no other: {got}")
         state, pixels = app.screen()  # and the painter shows them masked (grey), the rest green
@@ -87,16 +82,16 @@ try:
         # 2. The padding slider, from one kept key to past its right end.
         app.type_into("mask.padding", "1")
         saved = app.save()
-        padding = (saved["config"].get("mask") or {}).get("key_padding")
-        failures.check(padding == [[1, 0, 0, 0]], f"[{round_}] (test design) one key kept: {padding}")
+        padding = wu.saved_mask(saved, "key_padding")
+        failures.check(padding is not None and padding.tolist() == [[1, 0, 0, 0]], f"[{round_}] (test design) one key kept: {padding}")
         slider = app.settled()["widgets"]["mask.padding"]
         y = slider["y"] + slider["h"] / 2
         app.edit(lambda: burst(app, (int(slider["x"] + 0.3 * slider["w"]), int(y)),
                                (slider["x"] + 0.7 * slider["w"], y), (slider["x"] + slider["w"] + 60, y)),
                  f"[{round_}] a quick drag of the padding slider")
         saved = app.save()
-        padding = (saved["config"].get("mask") or {}).get("key_padding")
-        failures.check(padding is None or np.all(np.array(padding) == 1),
+        padding = wu.saved_mask(saved, "key_padding")
+        failures.check(padding is None or np.all(padding == 1),
                        f"[{round_}] dragged past its end, the slider keeps all {L} keys: {padding}")
 finally:
     app.kill()

@@ -34,11 +34,6 @@ session = {
 }
 
 
-def saved_mask(saved, key):
-    value = (saved["config"].get("mask") or {}).get(key)
-    return None if value is None else np.array(value, dtype=float)
-
-
 def check_screen(label, saved, batch):
     """The painter (batch item shown in it) and the weights heatmap of the same item."""
     masked = wu.masked_cells(saved, B, L, L)[batch]
@@ -75,7 +70,7 @@ def stroke_over(row, label, quick):
         time.sleep(0.2)
     app.edit(stroke, f"a {label} over two cells")
     saved = app.save()
-    custom = saved_mask(saved, "custom")
+    custom = wu.saved_mask(saved, "custom")
     want = np.ones((B, L, L))
     want[1, row, 0] = want[1, row, 1] = 0
     failures.check(custom is not None and np.array_equal(custom, want),
@@ -97,7 +92,7 @@ try:
     app.wait_for(lambda s: s.get("view_batch") == "1", "the heatmaps show batch item 1")
     app.edit(lambda: app.type_into("mask.padding", "2"), "padding length 2 on item 1")
     saved = app.save()
-    padding = saved_mask(saved, "key_padding")
+    padding = wu.saved_mask(saved, "key_padding")
     failures.check(padding is not None and padding.tolist() == [[1, 1, 1, 1], [1, 1, 0, 0]],
                    f"[padding] item 1 attends to its first 2 keys: {padding}")
     check_screen("padding", saved, 1)
@@ -105,7 +100,7 @@ try:
     # Paint (3, 1) of item 1, then unpaint it.
     app.edit(lambda: app.click_at(*painter_cell(3, 1)), "painting (3, 1)")
     saved = app.save()
-    custom = saved_mask(saved, "custom")
+    custom = wu.saved_mask(saved, "custom")
     want = np.ones((B, L, L))
     want[1, 3, 1] = 0
     failures.check(custom is not None and custom.shape == (B, L, L) and np.array_equal(custom, want),
@@ -113,7 +108,7 @@ try:
     check_screen("paint", saved, 1)
     app.edit(lambda: app.click_at(*painter_cell(3, 1)), "unpainting (3, 1)")
     saved = app.save()
-    custom = saved_mask(saved, "custom")
+    custom = wu.saved_mask(saved, "custom")
     failures.check(custom is None or np.all(custom == 1), f"[unpaint] no cell painted any more: {custom}")
     check_screen("unpaint", saved, 1)
 

@@ -56,6 +56,12 @@ def sample(pixels, rect, row, col):
     return pixels[y - 1:y + 2, x - 1:x + 2].reshape(-1, 3).mean(axis=0)
 
 
+def saved_mask(saved, key):
+    """A saved session's mask layer `key` ("custom", "key_padding") as an array, None when absent."""
+    value = (saved["config"].get("mask") or {}).get(key)
+    return None if value is None else np.array(value, dtype=float)
+
+
 def matrix_point(rect, x, y):
     """The matrix point (row, col), in cells, under window pixel (x, y) of a heatmap's rectangle."""
     return (rect["first_row"] + (y - rect["y"]) * rect["shown_rows"] / rect["h"],
