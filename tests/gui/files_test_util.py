@@ -4,15 +4,14 @@ file, and tests running at once do not share them), driven with xdotool."""
 import json
 import os
 import subprocess
-import tempfile
 import time
 
-from gui_test_util import app_window, ctrl_click, hold_keys, type_text, xdotool  # noqa: F401 (re-exported to the file tests)
+from gui_test_util import app_window, ctrl_click, hold_keys, temporary_dir, type_text, xdotool  # noqa: F401 (re-exported to the file tests)
 
 
 def user_dirs(label):
     """A fresh HOME with XDG_CONFIG_HOME and XDG_STATE_HOME inside; returns (root, env)."""
-    root = tempfile.mkdtemp(prefix="attention-lab-" + label + "-")
+    root = temporary_dir(label)
     env = dict(os.environ)
     env.update(HOME=root, XDG_CONFIG_HOME=os.path.join(root, "config"),
                XDG_STATE_HOME=os.path.join(root, "state"))

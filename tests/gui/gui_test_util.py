@@ -4,6 +4,7 @@ widget rectangles it writes, and the colormaps of shaders/heatmap.frag
 it expects from a value it computed itself)."""
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -76,6 +77,18 @@ def close(a, b, tolerance):
     return all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
 
+# The folders temporary_dir made in this test.
+_temporary_dirs = []
+
+
+def temporary_dir(label):
+    """A fresh folder in the system's temporary directory, removed when the test passes
+    (Failures.finish) and kept when it fails, so that its screenshots can be looked at."""
+    path = tempfile.mkdtemp(prefix="attention-lab-" + label + "-")
+    _temporary_dirs.append(path)
+    return path
+
+
 class Failures:
     def __init__(self):
         self.messages = []
@@ -88,7 +101,11 @@ class Failures:
     def finish(self):
         if self.messages:
             print(f"{len(self.messages)} check(s) failed")
+            if _temporary_dirs:
+                print("kept to look at:", " ".join(_temporary_dirs))
             sys.exit(1)
+        for path in _temporary_dirs:
+            shutil.rmtree(path, ignore_errors=True)
         print("all checks passed")
 
 
@@ -120,7 +137,7 @@ def output_dir(label):
         path = os.path.join(base, label)
         os.makedirs(path, exist_ok=True)
         return path
-    return tempfile.mkdtemp(prefix="attention-lab-" + label + "-")
+    return temporary_dir(label)
 
 
 XDOTOOL = os.environ.get("XDOTOOL") or "xdotool"

@@ -11,14 +11,13 @@ import json
 import os
 import re
 import sys
-import tempfile
 
-from gui_test_util import Failures, output_dir, screenshot
+from gui_test_util import Failures, output_dir, screenshot, temporary_dir
 
 binary = sys.argv[1]
 out = output_dir("chinese-titles")
 for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
-    os.environ[variable] = tempfile.mkdtemp(prefix="attention-lab-xdg-")
+    os.environ[variable] = temporary_dir("xdg")
 failures = Failures()
 
 ALLOWED = {"softmax", "dropout", "Concat"}
@@ -66,7 +65,7 @@ for lang, expected in (("zh", ["“font_percent”应为从 60 到 300 的整数
                        ("en", ["'font_percent' should be a whole number from 60 to 300 but is 1000",
                                "'window' should be an object"])):
     # A fresh file each run: the app saves its settings (with the defaults) on exit.
-    config = tempfile.mkdtemp(prefix="attention-lab-settings-")
+    config = temporary_dir("settings")
     os.makedirs(os.path.join(config, "attention-lab"))
     with open(os.path.join(config, "attention-lab", "settings.json"), "w") as f:
         json.dump({"font_percent": 1000, "full_screen": "yes", "window": 3}, f)

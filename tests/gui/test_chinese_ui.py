@@ -11,15 +11,14 @@ text, and the text's rectangle stays inside its window."""
 import os
 import re
 import sys
-import tempfile
 
-from gui_test_util import Failures, output_dir, screenshot
+from gui_test_util import Failures, output_dir, screenshot, temporary_dir
 
 binary = sys.argv[1]
 out = output_dir("chinese-ui")
 # Settings and recovery files of our own: a lesson edits the session.
 for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
-    os.environ[variable] = tempfile.mkdtemp(prefix="attention-lab-xdg-")
+    os.environ[variable] = temporary_dir("xdg")
 failures = Failures()
 
 shots = {}

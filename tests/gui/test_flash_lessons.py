@@ -15,17 +15,16 @@ No missing glyphs in either language."""
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
-from gui_test_util import app_window, wait_for_widgets, xdotool, Failures, mean_colour, output_dir, screenshot
+from gui_test_util import app_window, wait_for_widgets, xdotool, Failures, mean_colour, output_dir, screenshot, temporary_dir
 
 binary = sys.argv[1]
 out = output_dir("flash-lessons")
 # Settings and crash-recovery files of our own: a lesson edits the session, and
 # a recovery file left by one run would open a dialog in the next.
 for variable in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
-    os.environ[variable] = tempfile.mkdtemp(prefix="attention-lab-xdg-")
+    os.environ[variable] = temporary_dir("xdg")
 failures = Failures()
 
 # The default preset's sizes (assets/presets/default.json): B = 1, 6 tokens, d_model 8, 2 heads.
