@@ -351,7 +351,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         std::string globals;
         for (Index g : c.mask.global_tokens) globals += (globals.empty() ? "" : ", ") + std::to_string(g);
         params.push_back({"globals", globals});
-        add(base + ".global");
+        add(base + (c.mask.global_tokens.size() == 1 ? ".global_one" : ".global"));
       }
       if (std::isinf(c.mask_fill) && c.mask_fill < 0) {
         add(base + ".weight_inf");

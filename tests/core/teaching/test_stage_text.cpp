@@ -381,7 +381,9 @@ TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on
     CHECK(contains(m.explain, "O(L·w)"));
     const StepText g = text("longformer-global", Step::Masked);
     CHECK(contains(g.formula, "w = 2: |i − j| < 2"));
-    CHECK(contains(g.explain, chinese ? "位置 0 上是全局词元" : "Global tokens at positions 0"));
+    CHECK(contains(g.explain, chinese ? "位置 0 上是全局词元" : "A global token at position 0:"));
+    const StepText two = text("longformer-global", Step::Masked, [](Session& s) { s.config.mask.global_tokens = {0, 3}; });
+    CHECK(contains(two.explain, chinese ? "位置 0, 3 上是全局词元" : "Global tokens at positions 0, 3:"));
     // Sinusoidal positions.
     CHECK(contains(text("longformer-global", Step::Positions).formula, "X′ = X + PE"));
   }
