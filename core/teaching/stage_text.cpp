@@ -129,11 +129,19 @@ bool substitute(std::string* text, const TextParams& params) {
       break;
     }
     out += text->substr(pos, open - pos);
-    const std::string name = text->substr(open + 1, close - open - 1);
+    std::string name = text->substr(open + 1, close - open - 1);
+    // {name:one|other}: English's singular or plural after the number `name` ("{n} {n:key|keys}").
+    std::optional<std::pair<std::string, std::string>> forms;
+    const size_t colon = name.find(':'), bar = name.find('|');
+    if (colon != std::string::npos && bar != std::string::npos && colon < bar &&
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_", 0) == colon) {
+      forms = {{name.substr(colon + 1, bar - colon - 1), name.substr(bar + 1)}};
+      name.resize(colon);
+    }
     bool found = false;
     for (const auto& [param, value] : params)
       if (param == name) {
-        out += value;
+        out += forms ? (value == "1" ? forms->first : forms->second) : value;
         found = true;
         break;
       }
@@ -325,7 +333,10 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         params.insert(params.end(), {{"var_raw", lab_number(raw)},
                                      {"var_scaled", lab_number(raw * trace->scale * trace->scale)},
                                      {"var_sqrt", lab_number(raw / static_cast<double>(trace->dims.d_k))}});
-        out.numbers = say(base + ".numbers" + mode);
+        // One score (one token, one head): its variance is not a number to show.
+        const bool single = std::isnan(raw);
+        out.numbers = say(base + (single ? (f.scale == ScaleMode::SqrtDk ? ".numbers_single" : ".numbers_single_other")
+                                         : ".numbers" + std::string(mode)));
       }
       break;
     }

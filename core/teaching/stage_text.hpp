@@ -38,7 +38,8 @@ const char* step_id(Step step);  // "x", "qkv", ..., "w_o": i18n keys step.<id>.
 std::optional<Step> step_from_name(const std::string& name);
 
 using TextParams = std::vector<std::pair<std::string, std::string>>;
-// Replaces {name} by its value; returns false if a placeholder had no value.
+// Replaces {name} by its value, and {name:one|other} by `one` when that value is "1", else by
+// `other` (English plurals); returns false if a placeholder had no value.
 bool substitute(std::string* text, const TextParams& params);
 
 // The template of a translation key in the reader's language.
