@@ -1,6 +1,8 @@
 """Small things a learner must be able to trust, under Xvfb:
 - the dropped stage marks every cell dropout zeroed (count from trace --json);
 - a pinned cell that no longer exists (weights.h1 on a one-head session) is forgotten;
+- the labels over the heatmap rows say what they show: "every head, and their average" only
+  where both are drawn, "click a head below to switch" only where there is another head;
 - a lesson that loads the example already open leaves the session unmodified;
 - seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
 - the Fused lab on a cross session explains why it does not apply;
@@ -49,6 +51,19 @@ _, facts = screenshot(binary, "seed-003-example", "weights", out, "pin-missing",
 failures.check(facts.get("pinned") == "", f"weights.h1 on a one-head session is forgotten, got {facts.get('pinned')!r}")
 _, facts = screenshot(binary, "default", "weights", out, "pin-kept", ["--pin", "weights:0:1:0:0"])
 failures.check(facts.get("pinned") == "weights.h1:0:0", f"weights.h1 on two heads stays, got {facts.get('pinned')!r}")
+
+# 2b. The labels over the rows, on the same two windows and three more.
+row_labels = {"one head": "In (head 0) | Out",
+              "two heads": "In (head 1; click a head below to switch) | Out: every head, and their average"}  # pinned in head 1
+for label, session, name in (("one head", "seed-003-example", "pin-missing"), ("two heads", "default", "pin-kept")):
+    got = json.load(open(os.path.join(out, name + ".json"))).get("heatmap.row_labels")
+    failures.check(got == row_labels[label], f"{label}: row labels {got!r}")
+for stage, extra, expected in (("concat", [], "In | Out"), ("output", [], "In | Out"),
+                               ("weights", ["--open", "gradients"],
+                                "In (head 0; click a head below to switch) | Out: every head")):
+    _, facts = screenshot(binary, "default", stage, out, "labels-" + stage + "-".join(extra), extra)
+    failures.check(facts.get("heatmap.row_labels") == expected,
+                   f"{stage} {extra}: row labels {facts.get('heatmap.row_labels')!r}, expected {expected!r}")
 
 # 3. The first lesson uses the default example: opening it over `default` changes nothing.
 _, facts = screenshot(binary, "default", "x", out, "lesson", ["--lesson", "1"])

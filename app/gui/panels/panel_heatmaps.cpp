@@ -410,8 +410,15 @@ void draw_heatmaps(AppState& app) {
     rows.push_back(HeatmapRow{label, std::move(specs), max_height, select_head, head_group});
   };
   const Index group = trace.dims.group();
-  const std::string inputs_label = app.i18n.format("heatmap.inputs_of_head", {{"n", std::to_string(hd)}});
-  const char* outputs_label = app.tr("heatmap.outputs");
+  // "Click a head below to switch" only where there is another head to click.
+  const std::string inputs_label =
+      app.i18n.format(heads > 1 ? "heatmap.inputs_of_head" : "heatmap.inputs_of_only_head", {{"n", std::to_string(hd)}});
+  // The label over a row of all_heads(stage) says what it shows: the heads' average only where
+  // all_heads adds it, and no "every head" over one head or one whole matrix.
+  auto heads_label = [&](Stage stage) {
+    const bool one = stage_heads(trace.dims, stage) == 1 || (app.view.only_head >= 0 && app.view.only_head < heads);
+    return app.tr(one ? "heatmap.result" : grads ? "heatmap.outputs_heads" : "heatmap.outputs");
+  };
 
   switch (app.view.step) {
     case Step::X:
@@ -440,7 +447,7 @@ void draw_heatmaps(AppState& app) {
         specs.push_back(build.weight_slice(InputId::WV, 2, "W_V", hd));
         add_row(inputs_label.c_str(), specs, short_height, false);
       }
-      add_row(outputs_label, all_heads(Stage::Q), short_height, true);
+      add_row(heads_label(Stage::Q), all_heads(Stage::Q), short_height, true);
       add_row("", all_heads(Stage::K), short_height, true, group);
       add_row("", all_heads(Stage::V), short_height, true, group);
       break;
@@ -457,58 +464,58 @@ void draw_heatmaps(AppState& app) {
     }
     case Step::Rope:
       add_row(inputs_label.c_str(), {build.stage(Stage::Q, hd), build.stage(Stage::K, kv_hd)}, short_height, false);
-      add_row(outputs_label, all_heads(Stage::QRot), short_height, true);
+      add_row(heads_label(Stage::QRot), all_heads(Stage::QRot), short_height, true);
       add_row("", all_heads(Stage::KRot), short_height, true, group);
       break;
     case Step::Scores:
       add_row(inputs_label.c_str(), {build.stage(trace.scored_q(), hd), build.stage(trace.scored_k(), kv_hd)},
                   short_height, false);
-      add_row(outputs_label, all_heads(Stage::Scores), tall, true);
+      add_row(heads_label(Stage::Scores), all_heads(Stage::Scores), tall, true);
       break;
     case Step::Alibi:
       add_row(inputs_label.c_str(), {build.stage(Stage::Scaled, hd)}, short_height, false);
-      add_row(outputs_label, all_heads(Stage::Biased), tall, true);
+      add_row(heads_label(Stage::Biased), all_heads(Stage::Biased), tall, true);
       break;
     case Step::Scaled:
       add_row(inputs_label.c_str(), {build.stage(Stage::Scores, hd)}, short_height, false);
-      add_row(outputs_label, all_heads(Stage::Scaled), tall, true);
+      add_row(heads_label(Stage::Scaled), all_heads(Stage::Scaled), tall, true);
       break;
     case Step::Masked:
       add_row(inputs_label.c_str(), {build.stage(trace.before_mask(), hd), build.mask()},
                   short_height, false);
-      add_row(outputs_label, all_heads(Stage::Masked), tall, true);
+      add_row(heads_label(Stage::Masked), all_heads(Stage::Masked), tall, true);
       break;
     case Step::Weights:
       add_row(inputs_label.c_str(), {build.stage(Stage::Masked, hd)}, short_height, false);
-      add_row(outputs_label, all_heads(Stage::Weights), tall, true);
+      add_row(heads_label(Stage::Weights), all_heads(Stage::Weights), tall, true);
       break;
     case Step::Dropped:
       add_row(inputs_label.c_str(), {build.stage(Stage::Weights, hd)}, short_height, false);
-      add_row(outputs_label, all_heads(Stage::Dropped), tall, true);
+      add_row(heads_label(Stage::Dropped), all_heads(Stage::Dropped), tall, true);
       break;
     case Step::Context:
       add_row(inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, kv_hd)},
                   short_height, false);
-      add_row(outputs_label, all_heads(Stage::Context), tall, true);
+      add_row(heads_label(Stage::Context), all_heads(Stage::Context), tall, true);
       break;
     case Step::Concat: {
       std::vector<HeatmapSpec> specs;
       for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(Stage::Context, h));
       add_row(app.tr("heatmap.inputs"), specs, short_height, true);
-      add_row(outputs_label, whole(Stage::Concat), tall, false);
+      add_row(app.tr("heatmap.result"), whole(Stage::Concat), tall, false);
       break;
     }
     case Step::WO:
       add_row(app.tr("heatmap.inputs"),
                   {build.stage(Stage::Concat, 0), build.input(InputId::WO, "W_O", 0)}, short_height, false);
-      add_row(outputs_label, whole(Stage::Output), tall, false);
+      add_row(app.tr("heatmap.result"), whole(Stage::Output), tall, false);
       break;
     case Step::Output:
       add_row(app.tr("heatmap.inputs"),
                   {direct ? build.input(InputId::Q, "Q", build.batch())
                           : build.input(InputId::X, x_name, build.batch()),
                    build.stage(Stage::Weights, -1)}, short_height, false);
-      add_row(outputs_label, whole(Stage::Output), tall, false);
+      add_row(app.tr("heatmap.result"), whole(Stage::Output), tall, false);
       break;
   }
 
@@ -531,6 +538,12 @@ void draw_heatmaps(AppState& app) {
   const float room = region - 6.5f * font * lines;
   if (grids > 0.0f && room < grids)
     for (HeatmapRow& row : rows) row.max_height = std::max(4.0f * font, row.max_height * std::max(room, 0.0f) / grids);
+  if (app.widgets.enabled()) {  // tests read the rows' labels
+    std::string labels;
+    for (const HeatmapRow& row : rows)
+      if (!row.label.empty() && !row.specs.empty()) labels += (labels.empty() ? "" : " | ") + row.label;
+    app.widgets.set_fact("heatmap.row_labels", labels);
+  }
   for (HeatmapRow& row : rows) draw_row(app, std::move(row));
 }
 
