@@ -514,7 +514,7 @@ void draw_heatmaps(AppState& app) {
       add_row(app.tr("heatmap.inputs"),
                   {direct ? build.input(InputId::Q, "Q", build.batch())
                           : build.input(InputId::X, x_name, build.batch()),
-                   build.stage(Stage::Weights, -1)}, short_height, false);
+                   build.stage(Stage::Weights, heads > 1 ? -1 : 0)}, short_height, false);  // the average of several
       add_row(app.tr("heatmap.result"), whole(Stage::Output), tall, false);
       break;
   }

@@ -171,6 +171,9 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
       const StepText& scaled = texts[Step::Scaled];
       const StepText& masked = texts[Step::Masked];
 
+      // The output step shows the heads' average beside the output only when there are heads to average.
+      CHECK(contains(texts[Step::Output].explain, chinese ? "平均" : "average") == (t.dims.heads > 1));
+
       // Inputs: direct mode has no X and no W's; cross attention projects K and V from X_kv.
       if (direct) {
         CHECK_FALSE(contains(x.formula + qkv.formula + x.title + qkv.title, "X"));
