@@ -127,6 +127,7 @@ std::vector<Case> cases() {
   };
   // One of everything: the nouns after a 1 must be singular (see the plural check below).
   out.push_back({"1 token, d_model 1, 1 head", with_sizes(edited("seed-003-example", causal), 1, 1, 1, 1)});
+  out.push_back({"default with 1 head", edited("default", [](Session& s) { s.config.num_heads = 1; })});
   out.push_back({"window 1 causal", edited("mistral-window", [](Session& s) { s.config.mask.window = 1; })});
   out.push_back({"fully masked -inf", edited("default", no_keys)});
   out.push_back({"fully masked -1e9", edited("default", [&](Session& s) { no_keys(s); s.config.mask_fill = -1e9; })});
@@ -173,6 +174,9 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
 
       // The output step shows the heads' average beside the output only when there are heads to average.
       CHECK(contains(texts[Step::Output].explain, chinese ? "平均" : "average") == (t.dims.heads > 1));
+      // W_O mixes several heads' results, or one head's columns.
+      if (texts.count(Step::WO) && config.mode != InputMode::Direct)
+        CHECK(contains(texts[Step::WO].explain, chinese ? "唯一一个头" : "the one head's result") == (t.dims.heads == 1));
 
       // Inputs: direct mode has no X and no W's; cross attention projects K and V from X_kv.
       if (direct) {
