@@ -3,7 +3,7 @@
 - a pinned cell that no longer exists (weights.h1 on a one-head session) is forgotten;
 - the labels over the heatmap rows say what they show: "every head, and their average" only
   where both are drawn, "click a head below to switch" only where there is another head;
-  the output step shows the heads' average beside the output only when there are several;
+  the output step and the token lines show the heads' average only when there are several;
 - a lesson that loads the example already open leaves the session unmodified;
 - seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
 - the Fused lab on a cross session explains why it does not apply;
@@ -71,6 +71,12 @@ for source, shown, absent in (("default", "weights.avg", "weights.h0"), ("seed-0
     _, facts = screenshot(binary, source, "output", out, "output-" + source)
     failures.check(f"heatmap.{shown}.title" in facts and f"heatmap.{absent}.title" not in facts,
                    f"{source}: the output step shows {shown}, not {absent}")
+
+# Token lines draw the heads' average where there are heads to average, else the one head.
+for source, expected in (("default", "Average over heads"), ("seed-003-example", "head 0")):
+    _, facts = screenshot(binary, source, "weights", out, "lines-" + source, ["--open", "token_lines"])
+    failures.check(facts.get("token_lines.head") == expected,
+                   f"{source}: token lines show {facts.get('token_lines.head')!r}, expected {expected!r}")
 
 # 3. The first lesson uses the default example: opening it over `default` changes nothing.
 _, facts = screenshot(binary, "default", "x", out, "lesson", ["--lesson", "1"])

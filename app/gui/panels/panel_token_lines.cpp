@@ -37,19 +37,21 @@ void draw_token_lines_window(AppState& app) {
   const Dims& d = trace->dims;
   const Session& session = app.model.trace_session();
   const Index batch = std::clamp<Index>(app.view.batch, 0, d.batch - 1);
-  int& head = app.teaching.token_lines_head;
-  head = std::clamp<int>(head, -1, static_cast<int>(d.heads) - 1);
+  int& chosen = app.teaching.token_lines_head;  // -1: the average
+  chosen = std::clamp<int>(chosen, -1, static_cast<int>(d.heads) - 1);
+  const int head = d.heads == 1 ? 0 : chosen;  // one head: nothing to average, and the choice is kept
 
-  // Head: the average, or one head.
+  // Head: the average of several, or one head.
   const std::string average = app.tr("teach.lines.average");
   const std::string current =
       head < 0 ? average : app.i18n.format("heatmap.head", {{"n", std::to_string(head)}});
+  app.widgets.set_fact("token_lines.head", current);  // tests read it
   ImGui::SetNextItemWidth(12.0f * font);
   if (ImGui::BeginCombo((std::string(app.tr("teach.lines.head")) + "###lines_head").c_str(), current.c_str())) {
-    if (ImGui::Selectable(average.c_str(), head < 0)) head = -1;
+    if (d.heads > 1 && ImGui::Selectable(average.c_str(), head < 0)) chosen = -1;
     for (int h = 0; h < d.heads; ++h) {
       ImGui::PushID(h);
-      if (ImGui::Selectable(app.i18n.format("heatmap.head", {{"n", std::to_string(h)}}).c_str(), head == h)) head = h;
+      if (ImGui::Selectable(app.i18n.format("heatmap.head", {{"n", std::to_string(h)}}).c_str(), head == h)) chosen = h;
       ImGui::PopID();
     }
     ImGui::EndCombo();
