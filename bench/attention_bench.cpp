@@ -97,6 +97,14 @@ void FullTrace(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
+// The same computation keeping none of the (B, h, Lq, Lk) stages (each block's rows in a thread's
+// scratch instead): beside FullTrace, what writing those stages costs. Not in bench/run.sh's table.
+void FullTraceNoSquareStages(benchmark::State& state) {
+  al::ComputeOptions options;
+  options.keep = al::StageSet{};
+  time_full_trace(state, options);
+}
+
 // What the app computes: the full trace plus the views' head means and ranges
 // (ComputeOptions::summarize), so its UI thread does not rescan the stages.
 void FullTraceSummarized(benchmark::State& state) {
@@ -306,6 +314,7 @@ BENCHMARK(FullTrace)->Apply(lengths);
 BENCHMARK(FullTraceSummarized)->Apply(lengths);
 BENCHMARK(FullTraceCold)->Apply(lengths);
 BENCHMARK(FullTraceStages)->Apply(lengths);
+BENCHMARK(FullTraceNoSquareStages)->Apply(lengths);
 BENCHMARK(Flash)->Apply(lengths);
 BENCHMARK(FlashTileSizes)
     ->ArgsProduct({{32, 64, 128, 256}, {64, 128, 256, 512, 1024}})
