@@ -362,7 +362,8 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         std::string globals;
         for (Index g : c.mask.global_tokens) globals += (globals.empty() ? "" : ", ") + std::to_string(g);
         params.push_back({"globals", globals});
-        add(base + (c.mask.global_tokens.size() == 1 ? ".global_one" : ".global"));
+        params.push_back({"global_count", std::to_string(c.mask.global_tokens.size())});
+        add(base + ".global");
       }
       if (std::isinf(c.mask_fill) && c.mask_fill < 0) {
         add(base + ".weight_inf");
