@@ -4,6 +4,7 @@
 - the labels over the heatmap rows say what they show: "every head, and their average" only
   where both are drawn, "click a head below to switch" only where there is another head;
   the output step and the token lines show the heads' average only when there are several;
+- past 32 tokens the settings say which token labels are not listed and where to set them;
 - a lesson that loads the example already open leaves the session unmodified;
 - seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
 - the Fused lab on a cross session explains why it does not apply;
@@ -77,6 +78,17 @@ for source, expected in (("default", "Average over heads"), ("seed-003-example",
     _, facts = screenshot(binary, source, "weights", out, "lines-" + source, ["--open", "token_lines"])
     failures.check(facts.get("token_lines.head") == expected,
                    f"{source}: token lines show {facts.get('token_lines.head')!r}, expected {expected!r}")
+
+# Only 32 token labels are fields: the settings say where the others are, and only when there are others.
+_, facts = screenshot(binary, "seed-000-usage", "weights", out, "tokens-more")
+failures.check(facts.get("config.tokens_more") ==
+               "Tokens 32–99 are not listed here: set their labels in the session file's \"tokens\" (File → Save)",
+               f"100 tokens: the settings name the 68 not listed, got {facts.get('config.tokens_more')!r}")
+_, facts = screenshot(binary, "seed-000-usage", "weights", out, "tokens-more-zh", ["--lang", "zh"])
+failures.check(facts.get("config.tokens_more", "").startswith("第 32–99 个词元未在此列出"),
+               f"100 tokens in 中文: {facts.get('config.tokens_more')!r}")
+_, facts = screenshot(binary, "default", "weights", out, "tokens-all")
+failures.check("config.tokens_more" not in facts, "6 tokens: every label is a field, no note")
 
 # 3. The first lesson uses the default example: opening it over `default` changes nothing.
 _, facts = screenshot(binary, "default", "x", out, "lesson", ["--lesson", "1"])

@@ -1,7 +1,7 @@
 """The small floating windows (Explain, Export, Quiz) open where they cover no heatmap and
 inside the screen, and every heatmap row of a step fits in the panel with its colour-bar
 numbers, at a laptop's 1280x800 and at 1600x1000, in English and 中文; seed 000's eight heads
-and their average all on screen, in lines (screenshots under Xvfb, rectangles from --widgets-out)."""
+and their average all on screen, in lines, filling the panel (screenshots under Xvfb, rectangles from --widgets-out)."""
 import sys
 
 from gui_test_util import Failures, output_dir, screenshot
@@ -46,4 +46,10 @@ for size in ("1280x800", "1600x1000"):
     failures.check(len(maps) == 9, f"[8 heads {size}] 8 heads and the average shown: {sorted(maps)}")
     outside = [name for name, r in maps.items() if r["x"] + r["w"] > width or r["y"] + r["h"] > height - STATUS_BAR]
     failures.check(not outside, f"[8 heads {size}] cut off: {outside}")
+    # ... and the maps take the room there is: the last colour bar's numbers end near the panel's
+    # bottom (a fixed guess of each line's titles and bars once left a fifth of it empty).
+    font = state["widgets"]["stepper.next"]["h"]
+    last = max(bar["y"] + bar["h"] + 1.2 * font for name, bar in state["widgets"].items() if name.startswith("colorbar."))
+    failures.check(height - STATUS_BAR - last <= 2.5 * font,
+                   f"[8 heads {size}] {height - STATUS_BAR - last:.0f} px left empty below the maps")
 failures.finish()

@@ -349,6 +349,17 @@ void draw_config_panel(AppState& app) {
       ImGui::PopID();
       if ((i + 1) % 4 != 0 && i + 1 < count) ImGui::SameLine();
     }
+    if (length > count) {  // say where the rest went, not leave a learner to think there are only 32
+      const std::string more = app.i18n.format("config.tokens_more", {{"first", std::to_string(count)},
+                                                                     {"last", std::to_string(length - 1)},
+                                                                     {"key", key_side ? "tokens_kv" : "tokens"}});
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("%s", more.c_str());
+      ImGui::PopTextWrapPos();
+      const char* name = key_side ? "config.tokens_kv_more" : "config.tokens_more";
+      app.widgets.add_last_item(name);
+      if (app.widgets.enabled()) app.widgets.set_fact(name, more);
+    }
   };
   ImGui::TextUnformatted(app.tr("config.tokens"));
   token_fields(s.tokens, s.len_q(), false);

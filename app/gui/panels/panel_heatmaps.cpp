@@ -273,11 +273,6 @@ size_t heatmaps_per_line(const HeatmapRow& row, float available) {
   return std::min(fit, std::max<size_t>(row.specs.size(), 1));
 }
 
-size_t lines_of(const HeatmapRow& row, float available) {
-  const size_t per_line = heatmaps_per_line(row, available);
-  return (row.specs.size() + per_line - 1) / per_line;
-}
-
 // Lays a row's heatmaps out side by side in the available width, in lines if they do not fit.
 void draw_row(AppState& app, HeatmapRow row) {
   std::vector<HeatmapSpec>& specs = row.specs;
@@ -529,15 +524,38 @@ void draw_heatmaps(AppState& app) {
   }
   // Each row also needs its label, titles, column labels and colour bar: shrink the grids
   // so that every row, colour-bar numbers included, fits without scrolling where it can.
+  // (A guess of 6.5 font units a line left the largest preset's bottom fifth empty.)
   const float width = ImGui::GetContentRegionAvail().x;
-  float grids = 0.0f, lines = 0.0f;
-  for (const HeatmapRow& row : rows) {
-    grids += row.max_height * static_cast<float>(lines_of(row, width));
-    lines += static_cast<float>(lines_of(row, width));
+  float frames = 0.0f;
+  std::vector<float> lines(rows.size(), 0.0f);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const HeatmapRow& row = rows[r];
+    if (row.specs.empty()) continue;
+    const size_t per_line = heatmaps_per_line(row, width);
+    frames += font + 2.0f * ImGui::GetStyle().ItemSpacing.y;  // the row's label, the spacing after it
+    for (size_t first = 0; first < row.specs.size(); first += per_line) {
+      float frame = 0.0f;
+      for (size_t i = first; i < std::min(first + per_line, row.specs.size()); ++i)
+        frame = std::max(frame, heatmap_frame_height(row.specs[i]));
+      frames += frame;
+      lines[r] += 1.0f;
+    }
   }
-  const float room = region - 6.5f * font * lines;
-  if (grids > 0.0f && room < grids)
-    for (HeatmapRow& row : rows) row.max_height = std::max(4.0f * font, row.max_height * std::max(room, 0.0f) / grids);
+  // One factor for every grid, but no grid under four font units: the rows above that floor
+  // share what the floored ones leave (one factor for all let a floored row push the rest
+  // off the bottom).
+  const float floor_height = 4.0f * font;
+  auto grids_at = [&](float factor) {
+    float total = 0.0f;
+    for (size_t r = 0; r < rows.size(); ++r) total += lines[r] * std::max(floor_height, rows[r].max_height * factor);
+    return total;
+  };
+  const float room = region - frames;
+  if (grids_at(1.0f) > room) {
+    float low = 0.0f, high = 1.0f;  // grids_at grows with the factor: bisect for grids_at = room
+    for (int i = 0; i < 30; ++i) (grids_at(0.5f * (low + high)) > room ? high : low) = 0.5f * (low + high);
+    for (HeatmapRow& row : rows) row.max_height = std::max(floor_height, row.max_height * low);
+  }
   if (app.widgets.enabled()) {  // tests read the rows' labels
     std::string labels;
     for (const HeatmapRow& row : rows)

@@ -30,6 +30,13 @@ void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) 
                   {{"low", spec.style.low}, {"high", spec.style.high}});
 }
 
+// Below the grid: the colour bar and its numbers, or for a mask only the gap.
+float below_grid(const HeatmapSpec& spec) {
+  return (spec.style.colormap == Colormap::Mask ? 0.35f : 2.05f) * ImGui::GetFontSize();
+}
+
+constexpr float kColLabelHeight = 1.15f;  // font units
+
 bool zeroed_by_dropout(const HeatmapSpec& spec, Index r, Index c) {
   return spec.before_dropout.valid() && spec.values.at(r, c) == 0.0f && spec.before_dropout.at(r, c) != 0.0f;
 }
@@ -166,7 +173,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       widest_col_label = std::max(
           widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, col0 + c).c_str()).x);
   const bool col_labels_fit = spec.col_labels && m.cols <= 64 && cell >= widest_col_label + 0.2f * font;
-  const float col_label_height = col_labels_fit ? 1.15f * font : 0.0f;
+  const float col_label_height = col_labels_fit ? kColLabelHeight * font : 0.0f;
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 grid_min(origin.x + row_label_width, origin.y + col_label_height);
@@ -299,11 +306,18 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   colour_bar(app, spec, bar_at, bar_width);
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(std::max(row_label_width + bar_width, row_label_width + grid_size.x),
-                      col_label_height + grid_size.y + 0.35f * font +
-                          (spec.style.colormap == Colormap::Mask ? 0.0f : 1.7f * font)));
+                      col_label_height + grid_size.y + below_grid(spec)));
   ImGui::EndGroup();
   ImGui::PopID();
   return interaction;
+}
+
+float heatmap_frame_height(const HeatmapSpec& spec) {
+  const float font = ImGui::GetFontSize();
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const bool col_labels = spec.col_labels && spec.values.cols <= 64;
+  // The title line (its button is as tall as the text), then the group, then the next item.
+  return font + spacing + (col_labels ? kColLabelHeight * font : 0.0f) + below_grid(spec) + spacing;
 }
 
 }  // namespace al::gui

@@ -19,4 +19,9 @@ struct HeatmapInteraction {
 
 HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec);
 
+// The height heatmap_widget takes besides the grid (title line, column labels, colour bar and
+// the spacing after it), counting column labels wherever they may show: the step panel gives
+// the grids what is left of the panel.
+float heatmap_frame_height(const HeatmapSpec& spec);
+
 }  // namespace al::gui
