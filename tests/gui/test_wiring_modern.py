@@ -12,7 +12,8 @@ toggles a key position), checked on the painter's cells and on the weights.
 Run 3 (decode window, GQA + RoPE + window, English): at every step its weights equal
 the reference's row t over the cache's positions; the cache bytes per token.
 Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
-largest preset made causal is refused for its size instead of freezing the window.
+largest preset made causal is refused for its size instead of freezing the window; on a
+self session without a causal mask its button turns causal on, and then it decodes.
 Run 5 (RoPE window, English and 中文): the score curve depends only on i − j, and its
 value at i = j is q·k of the reference's q and k."""
 import json
@@ -217,6 +218,22 @@ big["config"]["mask"] = dict(big["config"].get("mask") or {}, causal=True)
 app = wu.Wiring(binary, big, out, "decode-big", failures, ["--open", "decode"])
 try:
     app.wait_for(lambda s: s.get("labs.decode.refused") == "yes", "the decode window refuses a session too big to step", 60)
+finally:
+    app.kill()
+
+# Run 4c: a self session without a causal mask: refused, and the window's button turns causal on,
+# after which it decodes and its weights are row t of the (now causal) reference.
+open_session = wu.random_session(rng, 4, 8, 2, causal=False)
+app = wu.Wiring(binary, open_session, out, "decode-causal-on", failures, ["--open", "decode"])
+try:
+    app.wait_for(lambda s: s.get("labs.decode.refused") == "yes", "the decode window refuses a non-causal session")
+    app.click_widget("labs.decode.turn_causal_on", "the decode window offers to turn causal on")
+    state = app.wait_for(lambda s: s.get("labs.decode.t") == "0", "after the button the window decodes")
+    saved = app.save()
+    failures.check(saved["config"]["mask"].get("causal") is True, f"[decode causal on] saved mask {saved['config']['mask']}")
+    reference = wu.session_stages(saved)["weights"][0, 0]
+    weights = np.array([float(w) for w in state["labs.decode.weights"].split(", ")])
+    failures.check(np.allclose(weights, reference[0, :1], atol=2e-6), f"[decode causal on] step 0 weights {weights}")
 finally:
     app.kill()
 

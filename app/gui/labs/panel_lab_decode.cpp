@@ -91,6 +91,13 @@ void draw_body(AppState& app, DecodeLabState& lab) {
     wrapped_text_colored(kBadText, app.i18n.format("labs.decode.refused", {{"reason", lab.error}}));
     app.widgets.add_last_item("labs.decode.refused");
     app.widgets.set_fact("labs.decode.refused", "yes");
+    const Session& session = app.model.session();
+    if (!session.config.mask.causal && session.config.attention != AttentionKind::Cross) {
+      // The one-click way out, as the mask tab offers for a cell the causal mask hides.
+      if (ImGui::Button((std::string(app.tr("labs.decode.turn_causal_on")) + "###decode_causal_on").c_str()))
+        app.edit(with_causal(session, true), "edit.causal", "mask");
+      app.widgets.add_last_item("labs.decode.turn_causal_on");
+    }
     return;
   }
   const DecodeRun& run = *lab.run;
