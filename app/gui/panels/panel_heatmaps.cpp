@@ -261,6 +261,8 @@ struct HeatmapRow {
   Index head_group = 1;  // query heads per head of the row (a K/V head's first query head is n·group)
 };
 
+constexpr float kHeatmapGap = 1.2f;  // font units between heatmaps side by side
+
 // How many of a row's heatmaps fit side by side in `available` width: each needs its title
 // with the enlarge button and a colour bar wide enough for its numbers (8 heads and their
 // average did not fit at 1280 px and were cut off behind a scrollbar).
@@ -268,9 +270,15 @@ size_t heatmaps_per_line(const HeatmapRow& row, float available) {
   const float font = ImGui::GetFontSize();
   float widest = 9.0f * font;
   for (const HeatmapSpec& spec : row.specs) widest = std::max(widest, ImGui::CalcTextSize(spec.title.c_str()).x + 2.2f * font);
-  const float spacing = 1.2f * font;
+  const float spacing = kHeatmapGap * font;
   const size_t fit = static_cast<size_t>(std::max(1.0f, std::floor((available + spacing) / (widest + spacing))));
   return std::min(fit, std::max<size_t>(row.specs.size(), 1));
+}
+
+// The width of each of `per_line` heatmaps side by side in `available`.
+float heatmap_width(float available, size_t per_line) {
+  const float spacing = kHeatmapGap * ImGui::GetFontSize();
+  return (available - spacing * static_cast<float>(per_line - 1)) / static_cast<float>(per_line);
 }
 
 // Lays a row's heatmaps out side by side in the available width, in lines if they do not fit.
@@ -282,10 +290,10 @@ void draw_row(AppState& app, HeatmapRow row) {
   if (specs.empty()) return;
   const float font = ImGui::GetFontSize();
   ImGui::TextDisabled("%s", row.label.c_str());
-  const float spacing = 1.2f * font;
+  const float spacing = kHeatmapGap * font;
   const float available = ImGui::GetContentRegionAvail().x;
   const size_t per_line = heatmaps_per_line(row, available);
-  const float width = (available - spacing * static_cast<float>(per_line - 1)) / static_cast<float>(per_line);
+  const float width = heatmap_width(available, per_line);
   for (size_t i = 0; i < specs.size(); ++i) {
     if (i % per_line != 0) ImGui::SameLine(0.0f, spacing);
     specs[i].width = width;
@@ -522,38 +530,47 @@ void draw_heatmaps(AppState& app) {
         if (spec.name == app.view.enlarged) return draw_enlarged(app, spec);
     app.view.enlarged.clear();  // this step does not show it
   }
-  // Each row also needs its label, titles, column labels and colour bar: shrink the grids
-  // so that every row, colour-bar numbers included, fits without scrolling where it can.
-  // (A guess of 6.5 font units a line left the largest preset's bottom fifth empty.)
+  // Each row also needs its label, titles, column labels and colour bar: shrink the grids by
+  // one factor so that every row, colour-bar numbers included, fits without scrolling where
+  // it can; no grid goes under four font units. Each heatmap's height is the widget's own
+  // (a guess of 6.5 font units a line for the rest once left the largest preset's bottom
+  // fifth empty; one factor applied past a floored row overflowed).
   const float width = ImGui::GetContentRegionAvail().x;
-  float frames = 0.0f;
-  std::vector<float> lines(rows.size(), 0.0f);
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  struct Line {
+    size_t row;
+    std::vector<HeatmapSizer> sizers;
+  };
+  std::vector<Line> lines;
+  std::vector<float> widths(rows.size(), 0.0f);
+  float labels = 0.0f;
   for (size_t r = 0; r < rows.size(); ++r) {
     const HeatmapRow& row = rows[r];
     if (row.specs.empty()) continue;
     const size_t per_line = heatmaps_per_line(row, width);
-    frames += font + 2.0f * ImGui::GetStyle().ItemSpacing.y;  // the row's label, the spacing after it
+    widths[r] = heatmap_width(width, per_line);
+    labels += font + 2.0f * spacing;  // the row's label, the spacing after the row
     for (size_t first = 0; first < row.specs.size(); first += per_line) {
-      float frame = 0.0f;
+      Line line{r, {}};
       for (size_t i = first; i < std::min(first + per_line, row.specs.size()); ++i)
-        frame = std::max(frame, heatmap_frame_height(row.specs[i]));
-      frames += frame;
-      lines[r] += 1.0f;
+        line.sizers.emplace_back(row.specs[i], row.specs[i].values, 0, 0);
+      lines.push_back(std::move(line));
     }
   }
-  // One factor for every grid, but no grid under four font units: the rows above that floor
-  // share what the floored ones leave (one factor for all let a floored row push the rest
-  // off the bottom).
   const float floor_height = 4.0f * font;
-  auto grids_at = [&](float factor) {
-    float total = 0.0f;
-    for (size_t r = 0; r < rows.size(); ++r) total += lines[r] * std::max(floor_height, rows[r].max_height * factor);
+  auto height_at = [&](float factor) {
+    float total = labels;
+    for (const Line& line : lines) {
+      const float box = std::max(floor_height, rows[line.row].max_height * factor);
+      float tallest = 0.0f;
+      for (const HeatmapSizer& sizer : line.sizers) tallest = std::max(tallest, sizer.height(widths[line.row], box));
+      total += tallest;
+    }
     return total;
   };
-  const float room = region - frames;
-  if (grids_at(1.0f) > room) {
-    float low = 0.0f, high = 1.0f;  // grids_at grows with the factor: bisect for grids_at = room
-    for (int i = 0; i < 30; ++i) (grids_at(0.5f * (low + high)) > room ? high : low) = 0.5f * (low + high);
+  if (height_at(1.0f) > region) {
+    float low = 0.0f, high = 1.0f;  // height_at grows with the factor: bisect for height_at = region
+    for (int i = 0; i < 24; ++i) (height_at(0.5f * (low + high)) > region ? high : low) = 0.5f * (low + high);
     for (HeatmapRow& row : rows) row.max_height = std::max(floor_height, row.max_height * low);
   }
   if (app.widgets.enabled()) {  // tests read the rows' labels

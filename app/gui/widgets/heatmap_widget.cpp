@@ -150,30 +150,9 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                                                                {"zoom", zoom}}).c_str());
   }
 
-  // Row labels (tokens) on the left when rows are tall enough to read them.
-  float row_label_width = 0.0f;
-  if (spec.row_labels && m.rows <= 64) {
-    for (Index r = 0; r < m.rows; ++r)
-      row_label_width = std::max(row_label_width,
-                                 ImGui::CalcTextSize(axis_label(spec.row_labels, row0 + r).c_str()).x);
-    row_label_width = std::min(row_label_width, 6.0f * font) + 0.4f * font;
-  }
-  const float max_cell = spec.max_cell > 0 ? spec.max_cell : 3.4f * font;
-  float cell = std::min({(spec.width - row_label_width) / static_cast<float>(m.cols),
-                         spec.max_height / static_cast<float>(m.rows), max_cell});
-  // Thousands of rows get sub-pixel cells: the grid fits its box (a floor of a quarter pixel
-  // made a 4096-row matrix 1024 pixels tall, pushing the step's other rows off screen).
-  // Only a box too small for anything still gets a picture one font unit long.
-  cell = std::max(cell, font / static_cast<float>(std::max(m.rows, m.cols)));
-  if (cell < 0.9f * font) row_label_width = 0.0f;
-
-  float widest_col_label = 0.0f;
-  if (spec.col_labels && m.cols <= 64)  // more are never drawn: no need to measure 2048 labels a frame
-    for (Index c = 0; c < m.cols; ++c)
-      widest_col_label = std::max(
-          widest_col_label, ImGui::CalcTextSize(axis_label(spec.col_labels, col0 + c).c_str()).x);
-  const bool col_labels_fit = spec.col_labels && m.cols <= 64 && cell >= widest_col_label + 0.2f * font;
-  const float col_label_height = col_labels_fit ? kColLabelHeight * font : 0.0f;
+  const HeatmapSizer::Geometry geometry = HeatmapSizer(spec, m, row0, col0).geometry(spec.width, spec.max_height);
+  const float cell = geometry.cell, row_label_width = geometry.row_label_width;
+  const float col_label_height = geometry.col_label_height;
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 grid_min(origin.x + row_label_width, origin.y + col_label_height);
@@ -218,7 +197,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                               grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
                        text_colour, label.c_str());
   }
-  for (Index c = 0; col_labels_fit && c < m.cols; ++c) {
+  for (Index c = 0; col_label_height > 0 && c < m.cols; ++c) {
     const std::string label = axis_label(spec.col_labels, col0 + c);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x, origin.y),
@@ -312,12 +291,46 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   return interaction;
 }
 
-float heatmap_frame_height(const HeatmapSpec& spec) {
+HeatmapSizer::HeatmapSizer(const HeatmapSpec& spec, const MatrixView& shown, Index first_row, Index first_col)
+    : spec_(spec), rows_(shown.rows), cols_(shown.cols) {
+  // More than 64 are never drawn: no need to measure 2048 labels a frame.
+  if (spec.row_labels && rows_ <= 64) {
+    widest_row_label_ = 0.0f;
+    for (Index r = 0; r < rows_; ++r)
+      widest_row_label_ = std::max(widest_row_label_,
+                                   ImGui::CalcTextSize(axis_label(spec.row_labels, first_row + r).c_str()).x);
+  }
+  if (spec.col_labels && cols_ <= 64) {
+    widest_col_label_ = 0.0f;
+    for (Index c = 0; c < cols_; ++c)
+      widest_col_label_ = std::max(widest_col_label_,
+                                   ImGui::CalcTextSize(axis_label(spec.col_labels, first_col + c).c_str()).x);
+  }
+}
+
+HeatmapSizer::Geometry HeatmapSizer::geometry(float width, float max_height) const {
+  const float font = ImGui::GetFontSize();
+  Geometry g;
+  // Row labels (tokens) on the left when rows are tall enough to read them.
+  if (widest_row_label_ >= 0.0f) g.row_label_width = std::min(widest_row_label_, 6.0f * font) + 0.4f * font;
+  const float max_cell = spec_.max_cell > 0 ? spec_.max_cell : 3.4f * font;
+  g.cell = std::min({(width - g.row_label_width) / static_cast<float>(cols_), max_height / static_cast<float>(rows_),
+                     max_cell});
+  // Thousands of rows get sub-pixel cells: the grid fits its box (a floor of a quarter pixel
+  // made a 4096-row matrix 1024 pixels tall, pushing the step's other rows off screen).
+  // Only a box too small for anything still gets a picture one font unit long.
+  g.cell = std::max(g.cell, font / static_cast<float>(std::max(rows_, cols_)));
+  if (g.cell < 0.9f * font) g.row_label_width = 0.0f;
+  if (widest_col_label_ >= 0.0f && g.cell >= widest_col_label_ + 0.2f * font) g.col_label_height = kColLabelHeight * font;
+  return g;
+}
+
+float HeatmapSizer::height(float width, float max_height) const {
   const float font = ImGui::GetFontSize();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
-  const bool col_labels = spec.col_labels && spec.values.cols <= 64;
-  // The title line (its button is as tall as the text), then the group, then the next item.
-  return font + spacing + (col_labels ? kColLabelHeight * font : 0.0f) + below_grid(spec) + spacing;
+  const Geometry g = geometry(width, max_height);
+  // The title line (its button is as tall as the text), the group, then the next item.
+  return font + spacing + g.col_label_height + g.cell * static_cast<float>(rows_) + below_grid(spec_) + spacing;
 }
 
 }  // namespace al::gui

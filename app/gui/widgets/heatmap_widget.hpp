@@ -19,9 +19,27 @@ struct HeatmapInteraction {
 
 HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec);
 
-// The height heatmap_widget takes besides the grid (title line, column labels, colour bar and
-// the spacing after it), counting column labels wherever they may show: the step panel gives
-// the grids what is left of the panel.
-float heatmap_frame_height(const HeatmapSpec& spec);
+// A heatmap's size in a box before it is drawn (heatmap_widget sizes itself with it): the
+// labels are measured once, so the step panel can try many boxes a frame.
+class HeatmapSizer {
+ public:
+  // `shown`: the part of spec.values on screen, from (first_row, first_col).
+  HeatmapSizer(const HeatmapSpec& spec, const MatrixView& shown, Index first_row, Index first_col);
+  struct Geometry {
+    float cell = 0;              // a cell's side, pixels
+    float row_label_width = 0;   // left of the grid, 0 when the tokens are not drawn
+    float col_label_height = 0;  // above the grid, 0 when the keys are not drawn
+  };
+  Geometry geometry(float width, float max_height) const;
+  // All heatmap_widget takes down the page when not enlarged: title line, column labels, grid,
+  // colour bar and the spacing after it.
+  float height(float width, float max_height) const;
+
+ private:
+  const HeatmapSpec& spec_;
+  Index rows_, cols_;
+  float widest_row_label_ = -1.0f;  // < 0: no row labels
+  float widest_col_label_ = -1.0f;  // < 0: no column labels
+};
 
 }  // namespace al::gui
