@@ -65,6 +65,10 @@ std::string factor(double v) {
 }
 }  // namespace
 
+std::string format_shifted_exp(double x, double row_max) {
+  return "e^(" + lab_number(x) + " − " + factor(row_max) + ")";
+}
+
 std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol, const std::string& smaller_terms) {
   std::string text;
   for (const SumTerm& t : sum.terms) {

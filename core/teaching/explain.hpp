@@ -148,4 +148,8 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session,
 std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol = "b",
                             const std::string& smaller_terms = "smaller terms");
 
+// e^(x − m) as the softmax explanation writes it: a negative m in parentheses ("e^(−0.9 − (−0.5))",
+// not "e^(−0.9−−0.5)").
+std::string format_shifted_exp(double x, double row_max);
+
 }  // namespace al

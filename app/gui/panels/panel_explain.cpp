@@ -152,13 +152,12 @@ void explain_body(AppState& app, const Explanation& e, bool dropout) {
       formula(app.i18n.format("teach.explain.row_max", {{"max", num(e.row_max)}}));
       std::string exps;
       for (const SumTerm& t : e.row_exps)
-        exps += (exps.empty() ? "" : ", ") + std::string("e^(") + num(t.factor_a) + "−" + num(e.row_max) +
-                ")=" + num(t.value);
+        exps += (exps.empty() ? "" : ", ") + format_shifted_exp(t.factor_a, e.row_max) + " = " + num(t.value);
       if (static_cast<Index>(e.row_exps.size()) < e.row_length)
         exps += " … (+" + std::to_string(e.row_length - static_cast<Index>(e.row_exps.size())) + ")";
       formula(exps);
       formula(app.i18n.format("teach.explain.row_sum", {{"sum", num(e.row_sum)}}));
-      formula("e^(" + num(e.input) + " − " + num(e.row_max) + ") ÷ " + num(e.row_sum) + " = " + num(e.exp_shifted) +
+      formula(format_shifted_exp(e.input, e.row_max) + " ÷ " + num(e.row_sum) + " = " + num(e.exp_shifted) +
               " ÷ " + num(e.row_sum) + " = " + num(e.value));
       break;
     }

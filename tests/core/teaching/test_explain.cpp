@@ -125,6 +125,12 @@ void check_every_cell(const al::Session& s) {
 
 }  // namespace
 
+TEST_CASE("explain: e^(x − max) puts a negative max in parentheses") {
+  CHECK(al::format_shifted_exp(-0.9092, -0.5143) == "e^(−0.9092 − (−0.5143))");
+  CHECK(al::format_shifted_exp(2.5, 3.0) == "e^(2.5 − 3.0)");
+  CHECK(al::format_shifted_exp(-std::numeric_limits<double>::infinity(), -0.5) == "e^(−∞ − (−0.5))");
+}
+
 TEST_CASE("explain: seed 003's first score and its scaling, by hand") {
   const al::Session s = preset("seed-003-example");
   auto t = trace_of(s);
