@@ -3,7 +3,8 @@
 - a pinned cell that no longer exists (weights.h1 on a one-head session) is forgotten;
 - the labels over the heatmap rows say what they show: "every head, and their average" only
   where both are drawn, "click a head below to switch" only where there is another head;
-  the output step and the token lines show the heads' average only when there are several;
+  the output step and the token lines show the heads' average only when there are several,
+  and the steps only over the keys (not Q, K, V or α·V, whose mean over heads is no quantity);
 - past 32 tokens the settings say which token labels are not listed and where to set them;
 - a lesson that loads the example already open leaves the session unmodified;
 - seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
@@ -66,6 +67,17 @@ for stage, extra, expected in (("concat", [], "In | Out"), ("output", [], "In | 
     _, facts = screenshot(binary, "default", stage, out, "labels-" + stage + "-".join(extra), extra)
     failures.check(facts.get("heatmap.row_labels") == expected,
                    f"{stage} {extra}: row labels {facts.get('heatmap.row_labels')!r}, expected {expected!r}")
+
+# An average over heads only where it is an attention pattern (over the keys): Q, K, V and α·V
+# are each head's own features, and their rows show the heads alone.
+for stage, averaged in (("qkv", []), ("context", []), ("scores", ["scores"]), ("weights", ["weights"])):
+    _, facts = screenshot(binary, "default", stage, out, "average-" + stage)
+    shown = sorted(name.split(".")[1] for name in facts["widgets"]
+                   if name.startswith("heatmap.") and name.endswith(".avg"))
+    failures.check(shown == averaged, f"{stage}: head averages shown for {shown}, expected {averaged}")
+    expected = "Out: every head, and their average" if averaged else "Out: every head"
+    failures.check(facts.get("heatmap.row_labels", "").endswith(expected),
+                   f"{stage}: row labels {facts.get('heatmap.row_labels')!r} end with {expected!r}")
 
 # Beside the output, the heads' average where there are heads to average, else the one head.
 for source, shown, absent in (("default", "weights.avg", "weights.h0"), ("seed-003-example", "weights.h0", "weights.avg")):

@@ -67,9 +67,14 @@ std::string stage_title(const AppState& app, Stage stage) {
 
 bool is_per_head(Stage stage) { return stage_is_per_head(stage); }
 bool is_key_by_key(Stage stage) {
-  return stage == Stage::Scores || stage == Stage::Scaled || stage == Stage::Masked ||
+  return stage == Stage::Scores || stage == Stage::Scaled || stage == Stage::Biased || stage == Stage::Masked ||
          stage == Stage::Weights || stage == Stage::Dropped;
 }
+
+// The heads' average is an attention pattern only over the keys (a query's mean weight on a
+// key): Q, K, V, their rotations and α·V hold each head's own d_k features, whose mean over
+// heads no model computes, so those rows show the heads alone.
+bool has_head_average(Stage stage) { return is_key_by_key(stage); }
 
 // The ranges DerivedCache's symmetric_range / probability_range give, from the
 // per-matrix maxima the core computed with the trace (on the worker thread for
@@ -154,7 +159,8 @@ class HeatmapBuilder {
                                                                 masked_cells && mask_.valid() ? &mask_ : nullptr);
       spec.style = {Colormap::Diverging, range.low, range.high};
     }
-    if (is_key_by_key(stage) && stage != Stage::Scores && stage != Stage::Scaled) spec.mask = mask_;
+    // Hatched where masked: the mask step's result and what follows it.
+    if (stage == Stage::Masked || stage == Stage::Weights || stage == Stage::Dropped) spec.mask = mask_;
     if (stage == Stage::Dropped && head >= 0 && tensor != trace_.stage_ptr(Stage::Weights))
       spec.before_dropout = matrix_of(trace_.stage_ptr(Stage::Weights), batch_ * heads_ + head);
     return spec;
@@ -365,7 +371,7 @@ void draw_heatmaps(AppState& app) {
   // The gradient view: each result with its gradient ∂L/∂(result) beside it.
   const Gradients* grads = current_gradients(app);
 
-  // Every head of a per-head stage, plus the average; or the one asked for.
+  // Every head of a per-head stage, plus the average where it is an attention pattern; or the one asked for.
   // With the gradient view on, each head's gradient follows it (and the
   // average, which no loss reads, makes room for them).
   // K, V and k_rot have the K/V heads: with grouped-query attention fewer, each labelled
@@ -383,7 +389,7 @@ void draw_heatmaps(AppState& app) {
       return specs;
     }
     for (Index h = 0; h < count; ++h) add(h);
-    if (count > 1 && !grads) specs.push_back(build.stage(stage, -1));
+    if (count > 1 && !grads && has_head_average(stage)) specs.push_back(build.stage(stage, -1));
     return specs;
   };
   const Index kv_hd = trace.dims.kv_head(hd);  // the K/V head the input head reads
@@ -420,7 +426,7 @@ void draw_heatmaps(AppState& app) {
   // all_heads adds it, and no "every head" over one head or one whole matrix.
   auto heads_label = [&](Stage stage) {
     const bool one = stage_heads(trace.dims, stage) == 1 || (app.view.only_head >= 0 && app.view.only_head < heads);
-    return app.tr(one ? "heatmap.result" : grads ? "heatmap.outputs_heads" : "heatmap.outputs");
+    return app.tr(one ? "heatmap.result" : grads || !has_head_average(stage) ? "heatmap.outputs_heads" : "heatmap.outputs");
   };
 
   switch (app.view.step) {
