@@ -65,6 +65,11 @@ std::string factor(double v) {
 }
 }  // namespace
 
+Stage context_weights(const Session& session) {
+  const DropoutSpec& dropout = session.config.dropout;
+  return dropout.training && dropout.p > 0 ? Stage::Dropped : Stage::Weights;
+}
+
 std::string format_shifted_exp(double x, double row_max) {
   return "e^(" + lab_number(x) + " − " + factor(row_max) + ")";
 }
@@ -107,7 +112,7 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
     if (cell.stage == Stage::Masked) from = trace.before_mask();
     if (cell.stage == Stage::Weights) from = Stage::Masked;
     if (cell.stage == Stage::Dropped) from = Stage::Weights;
-    if (cell.stage == Stage::Context) from = Stage::Dropped;
+    if (cell.stage == Stage::Context) from = context_weights(session);
     if (from && !trace.has(*from))
       return Error{ErrorCode::InvalidConfig,
                    std::string("this cell is computed from stage ") + stage_name(*from) +
@@ -245,12 +250,13 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
       break;
     }
     case Stage::Context: {
-      const Tensor& dropped = trace.stage(Stage::Dropped);  // (B, h, Lq, Lk)
-      const Tensor& v = trace.stage(Stage::V);              // (B, h_kv, Lk, d_k)
+      const Stage weights = context_weights(session);
+      const Tensor& alpha = trace.stage(weights);  // (B, h, Lq, Lk)
+      const Tensor& v = trace.stage(Stage::V);     // (B, h_kv, Lk, d_k)
       e.kind = ExplainKind::Context;
-      e.sum = make_sum(products(dropped.matrix(bh).row(i).data(), 1, v.matrix(bkv).data() + c, d.d_k, d.len_kv),
+      e.sum = make_sum(products(alpha.matrix(bh).row(i).data(), 1, v.matrix(bkv).data() + c, d.d_k, d.len_kv),
                        max_terms, std::nullopt);
-      e.sources = {key_row(Stage::Dropped, i), key_col(Stage::V, c)};
+      e.sources = {key_row(weights, i), key_col(Stage::V, c)};
       break;
     }
     case Stage::Concat:

@@ -148,6 +148,11 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session,
 std::string format_term_sum(const TermSum& sum, const std::string& bias_symbol = "b",
                             const std::string& smaller_terms = "smaller terms");
 
+// The weights α·V multiplies, as the step's formula names them: the dropped weights α′ when
+// dropout is on (training, p > 0), else the weights α themselves (the two stages hold the same
+// values then, and the step shows and explains α).
+Stage context_weights(const Session& session);
+
 // e^(x − m) as the softmax explanation writes it: a negative m in parentheses ("e^(−0.9 − (−0.5))",
 // not "e^(−0.9−−0.5)").
 std::string format_shifted_exp(double x, double row_max);

@@ -52,8 +52,9 @@ for lang in ("en", "zh"):
     failures.check(rect is not None and cover is not None, f"[{lang}] heatmap {name} is on screen with a cover")
     if not rect or not cover:
         continue
-    # The inputs row shows the stage before, of the asked head (what the answer is made from).
-    before = {"scores": "q", "scaled": "scores", "weights": "masked", "context": "dropped"}.get(stage)
+    # The inputs row shows the stage before, of the asked head (what the answer is made from);
+    # the default example has no dropout, so α·V's input is α itself.
+    before = {"scores": "q", "scaled": "scores", "weights": "masked", "context": "weights"}.get(stage)
     if before:
         failures.check(f"heatmap.{before}.h{h}" in widgets["widgets"],
                        f"[{lang}] the inputs row shows {before} of head {h}")

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/stage_heads.hpp"
+#include "teaching/explain.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "panels/panels.hpp"
 #include "state/view_stages.hpp"
@@ -502,11 +503,12 @@ void draw_heatmaps(AppState& app) {
       add_row(inputs_label.c_str(), {build.stage(Stage::Weights, hd)}, short_height, false);
       add_row(heads_label(Stage::Dropped), all_heads(Stage::Dropped), tall, true);
       break;
-    case Step::Context:
-      add_row(inputs_label.c_str(), {build.stage(Stage::Dropped, hd), build.stage(Stage::V, kv_hd)},
-                  short_height, false);
+    case Step::Context: {
+      add_row(inputs_label.c_str(), {build.stage(context_weights(session), hd), build.stage(Stage::V, kv_hd)},
+              short_height, false);
       add_row(heads_label(Stage::Context), all_heads(Stage::Context), tall, true);
       break;
+    }
     case Step::Concat: {
       std::vector<HeatmapSpec> specs;
       for (Index h = 0; h < heads; ++h) specs.push_back(build.stage(Stage::Context, h));

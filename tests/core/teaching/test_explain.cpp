@@ -175,9 +175,26 @@ TEST_CASE("explain: seed 003's first score and its scaling, by hand") {
   CHECK(context.sum.terms[0].factor_b == 10.0);
   CHECK(context.sum.terms[2].factor_b == 5.0);
   check_sum(context);
+  // Without dropout the step multiplies α, and the explanation says so: its rows come from the weights.
+  CHECK(context.sources[0].matrix == "weights");
 
   // Direct mode: Q is given, not computed.
   CHECK(explain(*t, s, {Stage::Q, 0, 0, 3, 1}).kind == ExplainKind::Given);
+}
+
+TEST_CASE("explain: with dropout on, α′·V's rows come from the dropped weights") {
+  al::Session s = preset("default");
+  s.config.dropout = {0.5, true, 3};
+  auto t = trace_of(s);
+  const al::Explanation context = explain(*t, s, {Stage::Context, 0, 1, 2, 0});
+  CHECK(context.sources[0].matrix == "dropped");
+  // Σ_j α′_2j · v_j[0] by an explicit loop over the trace's own stages.
+  double sum = 0;
+  for (al::Index j = 0; j < t->dims.len_kv; ++j)
+    sum += static_cast<double>(t->stage(Stage::Dropped).at({0, 1, 2, j})) * t->stage(Stage::V).at({0, 1, j, 0});
+  CHECK(context.sum.total == doctest::Approx(sum).epsilon(1e-6));
+  s.config.dropout.training = false;
+  CHECK(explain(*trace_of(s), s, {Stage::Context, 0, 1, 2, 0}).sources[0].matrix == "weights");
 }
 
 TEST_CASE("explain: every cell's arithmetic gives back the trace's value") {
