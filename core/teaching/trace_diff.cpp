@@ -23,6 +23,7 @@ StageDiff diff_stage(const Tensor& before, const Tensor& after) {
     const float delta = b - a;  // NaN when either side is NaN or ∞ changed
     difference.data[static_cast<size_t>(k)] = std::isfinite(delta) ? delta : std::nanf("");
     if (std::isfinite(delta)) diff.max_abs = std::max(diff.max_abs, static_cast<double>(std::fabs(delta)));
+    else ++diff.non_finite;
   }
   diff.difference = make_tensor(std::move(difference));
   return diff;

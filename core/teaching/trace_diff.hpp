@@ -13,6 +13,7 @@ struct StageDiff {
   Index changed = 0;     // cells that differ
   Index cells = 0;       // cells of the stage
   double max_abs = 0;    // largest finite |after − before|
+  Index non_finite = 0;  // changed cells whose difference is no number (to or from ±∞ or NaN)
 };
 
 struct TraceDiff {

@@ -5,6 +5,7 @@
   where both are drawn, "click a head below to switch" only where there is another head;
   the output step and the token lines show the heads' average only when there are several,
   and the steps only over the keys (not Q, K, V or α·V, whose mean over heads is no quantity);
+- the diff window counts the cells that became −∞ beside its finite largest change;
 - past 32 tokens the settings say which token labels are not listed and where to set them;
 - a lesson that loads the example already open leaves the session unmodified;
 - seed 002's padding keeps keys 2 and 3: the mask tab says so, a prefix padding does not;
@@ -101,6 +102,13 @@ failures.check(facts.get("config.tokens_more", "").startswith("第 32–99 个�
                f"100 tokens in 中文: {facts.get('config.tokens_more')!r}")
 _, facts = screenshot(binary, "default", "weights", out, "tokens-all")
 failures.check("config.tokens_more" not in facts, "6 tokens: every label is a field, no note")
+
+# The diff's largest change is the finite one, and the cells masked to −∞ are counted beside it:
+# causal-decoder against the unmasked default masks the 15 later keys of each of 2 heads.
+_, facts = screenshot(binary, "causal-decoder", "weights", out, "diff-infinite", ["--snapshot", "default", "--open", "diff"])
+failures.check(facts.get("diff.max.masked", "").endswith(" (and 30 cells to or from ±∞ or NaN)"),
+               f"the diff counts the 30 cells that became −∞: {facts.get('diff.max.masked')!r}")
+failures.check("diff.max.weights" not in facts, "weights stay finite: no such note")
 
 # 3. The first lesson uses the default example: opening it over `default` changes nothing.
 _, facts = screenshot(binary, "default", "x", out, "lesson", ["--lesson", "1"])

@@ -83,7 +83,12 @@ void draw_diff_window(AppState& app) {
       if (sd.changed == 0) ImGui::TextDisabled("%s", app.tr("teach.diff.unchanged"));
       else ImGui::Text("%lld / %lld", static_cast<long long>(sd.changed), static_cast<long long>(sd.cells));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(lab_number(sd.max_abs).c_str());
+      // A cell masked to −∞ in one trace changed without limit: said beside the finite largest.
+      std::string largest = lab_number(sd.max_abs);
+      if (sd.non_finite > 0)
+        largest += " " + app.i18n.format("teach.diff.non_finite", {{"n", std::to_string(sd.non_finite)}});
+      ImGui::TextUnformatted(largest.c_str());
+      if (sd.non_finite > 0) app.widgets.set_fact(std::string("diff.max.") + stage_name(s), largest);
       app.widgets.set_fact(std::string("diff.changed.") + stage_name(s), std::to_string(sd.changed));
     }
     ImGui::EndTable();

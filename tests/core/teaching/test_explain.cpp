@@ -315,6 +315,19 @@ TEST_CASE("diff: editing V changes V, context and output but not scores or weigh
   CHECK(diff->stage(Stage::Output).changed == 5);
 }
 
+TEST_CASE("diff: turning causal on sends the masked cells to −∞: counted apart from the finite largest change") {
+  const al::Session before_session = preset("default");  // 6 tokens, 2 heads, no mask
+  const al::Session after_session = al::with_causal(before_session, true);
+  auto diff = al::diff_traces(*trace_of(before_session), *trace_of(after_session));
+  REQUIRE(diff.ok());
+  const al::StageDiff& masked = diff->stage(Stage::Masked);
+  CHECK(masked.non_finite == 2 * 15);  // 15 cells above the diagonal of each 6 × 6 head
+  CHECK(masked.changed == 2 * 15);     // below it the scores are the same
+  CHECK(masked.max_abs == 0.0);
+  CHECK(diff->stage(Stage::Weights).non_finite == 0);  // weights stay finite: exp(−∞) = 0
+  CHECK(diff->stage(Stage::Scores).changed == 0);
+}
+
 TEST_CASE("diff: NaN on both sides is unchanged; different sizes are refused") {
   al::Session s = preset("seed-003-example");
   for (al::Index j = 0; j < 5; ++j) s = al::with_mask_cell(s, 0, 0, j, false);
