@@ -296,7 +296,7 @@ void draw_row(AppState& app, HeatmapRow row) {
   const Index head_group = row.head_group;
   if (specs.empty()) return;
   const float font = ImGui::GetFontSize();
-  ImGui::TextDisabled("%s", row.label.c_str());
+  if (!row.label.empty()) ImGui::TextDisabled("%s", row.label.c_str());  // K and V go on under Q's label
   const float spacing = kHeatmapGap * font;
   const float available = ImGui::GetContentRegionAvail().x;
   const size_t per_line = heatmaps_per_line(row, available);
@@ -557,7 +557,7 @@ void draw_heatmaps(AppState& app) {
     if (row.specs.empty()) continue;
     const size_t per_line = heatmaps_per_line(row, width);
     widths[r] = heatmap_width(width, per_line);
-    labels += font + 2.0f * spacing;  // the row's label, the spacing after the row
+    labels += (row.label.empty() ? 0.0f : font + spacing) + spacing;  // the row's label, the spacing after the row
     for (size_t first = 0; first < row.specs.size(); first += per_line) {
       Line line{r, {}};
       for (size_t i = first; i < std::min(first + per_line, row.specs.size()); ++i)
