@@ -484,7 +484,7 @@ Result<std::string> torch_script(const Session& s, const std::string& source_nam
 
   write_dropout(out, s, dims);
 
-  out << (s.config.dropout.training && s.config.dropout.p > 0
+  out << (s.config.dropout.active()
               ? "# 9. Context: each query's sum of the value vectors weighted by the weights after dropout\n"
                 "#    (their rows no longer sum to 1, so it is not an average).\n"
               : "# 9. Context: each query's weighted average of the value vectors.\n")

@@ -51,6 +51,8 @@ struct DropoutSpec {
   double p = 0.0;
   bool training = false;
   std::uint64_t seed = 0;
+  // Dropout changes the weights only in training mode with p > 0 (else α′ = α).
+  bool active() const { return training && p > 0; }
   bool operator==(const DropoutSpec& o) const {
     return p == o.p && training == o.training && seed == o.seed;
   }

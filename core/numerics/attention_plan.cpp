@@ -314,7 +314,7 @@ Result<Plan> make_plan(const Session& s) {
     case ScaleMode::Custom: plan.scale = c.scale.factor; break;
   }
 
-  plan.dropout_active = c.dropout.training && c.dropout.p > 0.0;
+  plan.dropout_active = c.dropout.active();
   plan.dropout_p = c.dropout.p;
   plan.dropout_seed = c.dropout.seed;
   return plan;

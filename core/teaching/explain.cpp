@@ -66,8 +66,7 @@ std::string factor(double v) {
 }  // namespace
 
 Stage context_weights(const Session& session) {
-  const DropoutSpec& dropout = session.config.dropout;
-  return dropout.training && dropout.p > 0 ? Stage::Dropped : Stage::Weights;
+  return session.config.dropout.active() ? Stage::Dropped : Stage::Weights;
 }
 
 std::string format_shifted_exp(double x, double row_max) {
@@ -241,7 +240,7 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
       e.kind = ExplainKind::Dropped;
       e.input = trace.stage(Stage::Weights).matrix(bh)(i, c);
       e.dropout_p = session.config.dropout.p;
-      e.dropout_active = session.config.dropout.training && e.dropout_p > 0;
+      e.dropout_active = session.config.dropout.active();
       if (e.dropout_active) {
         e.keep_scale = 1.0 / (1.0 - e.dropout_p);
         e.kept = dropout_keeps(session.config.dropout.seed, e.dropout_p, (bh * d.len_q + i) * d.len_kv + c);

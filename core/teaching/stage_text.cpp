@@ -28,7 +28,7 @@ SessionFacts facts_of(const Session& s) {
           s.weights.fused(),
           s.weights.w_o != nullptr,
           c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0 || !c.mask.global_tokens.empty(),
-          c.dropout.training && c.dropout.p > 0,
+          c.dropout.active(),
           c.scale.mode,
           c.mask_fill,
           c.num_heads,

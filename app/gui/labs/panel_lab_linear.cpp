@@ -118,7 +118,7 @@ void outputs(AppState& app, const LinearLabState& lab, const Trace& trace, Index
   app.widgets.set_fact("linear_lab.max_difference", lab_number(diff));
   wrapped_text(app.i18n.format("linear_lab.max_difference",
                                {{"diff", lab_number(diff)}, {"scaled", scaled_scores_symbol(app.model.trace_session())}}));
-  if (session.config.dropout.training && session.config.dropout.p > 0)
+  if (session.config.dropout.active())
     wrapped_text_disabled(app.tr("linear_lab.dropout_note"));
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 // The stage's symbol as the step's formula writes it for this session.
 std::string stage_symbol(Stage stage, const Session& session, const AppState& app) {
-  const bool dropout = session.config.dropout.training && session.config.dropout.p > 0;
+  const bool dropout = session.config.dropout.active();
   switch (stage) {
     case Stage::Scores: return "S = QKᵀ";
     case Stage::Scaled: return "S′ = " + scaled_scores_symbol(session, "S");

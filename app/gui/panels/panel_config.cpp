@@ -358,7 +358,7 @@ void draw_config_panel(AppState& app) {
       ImGui::PopTextWrapPos();
       const char* name = key_side ? "config.tokens_kv_more" : "config.tokens_more";
       app.widgets.add_last_item(name);
-      if (app.widgets.enabled()) app.widgets.set_fact(name, more);
+      app.widgets.set_fact(name, more);
     }
   };
   ImGui::TextUnformatted(app.tr("config.tokens"));

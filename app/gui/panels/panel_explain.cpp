@@ -297,7 +297,7 @@ void draw_explain_window(AppState& app) {
   ImGui::Text("= %s", num(e.value).c_str());
   if (!app.view.hovered) wrapped_text_disabled(app.tr("teach.explain.pinned"));
   ImGui::Separator();
-  explain_body(app, e, session.config.dropout.training && session.config.dropout.p > 0);
+  explain_body(app, e, session.config.dropout.active());
   if (grouped && cell->head >= 0 && stage_is_kv(cell->stage))
     wrapped_text_disabled(app.i18n.format("teach.explain.kv_cell", {{"kv", std::to_string(e.kv_head)},
                                                                    {"first", std::to_string(e.kv_head * dims.group())},

@@ -61,8 +61,7 @@ const char* gradient_symbol(Stage stage) {
 // the whole-stage results its translated name.
 std::string stage_title(const AppState& app, Stage stage) {
   if (stage == Stage::Concat || stage == Stage::Output) return app.tr(std::string("heatmap.title.") + stage_name(stage));
-  const DropoutSpec& dropout = app.model.session().config.dropout;
-  if (stage == Stage::Context && !(dropout.training && dropout.p > 0)) return "α·V";
+  if (stage == Stage::Context && !app.model.session().config.dropout.active()) return "α·V";
   return stage_symbol(stage);
 }
 
