@@ -13,7 +13,8 @@ Run 3 (decode window, GQA + RoPE + window, English): at every step its weights e
 the reference's row t over the cache's positions; the cache bytes per token.
 Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
 largest preset made causal is refused for its size instead of freezing the window; on a
-self session without a causal mask its button turns causal on, and then it decodes.
+self session without a causal mask the refusal's window is as tall as its text, its button
+turns causal on, and then it decodes in a window of full size again.
 Run 5 (RoPE window, English and 中文): the score curve depends only on i − j, and its
 value at i = j is q·k of the reference's q and k."""
 import json
@@ -212,12 +213,16 @@ try:
 finally:
     app.kill()
 
-# Run 4b: the largest preset made causal would keep ~330 MB of caches: refused, not frozen.
+# Run 4b: the largest preset, decoded, would keep ~330 MB of caches: refused, not frozen; and though
+# it has no causal mask, no button offers one (the session would still be too big).
 big = json.load(open(os.path.join(sys.argv[2], "assets", "presets", "seed-000-usage.json")))
-big["config"]["mask"] = dict(big["config"].get("mask") or {}, causal=True)
+failures.check(not (big["config"].get("mask") or {}).get("causal"), "[decode big] the preset has no causal mask")
 app = wu.Wiring(binary, big, out, "decode-big", failures, ["--open", "decode"])
 try:
-    app.wait_for(lambda s: s.get("labs.decode.refused") == "yes", "the decode window refuses a session too big to step", 60)
+    state = app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "labs.decode.refused" in s["widgets"],
+                         "the decode window refuses a session too big to step", 60)
+    failures.check("labs.decode.turn_causal_on" not in state["widgets"],
+                   "[decode big] no button to turn causal on: the session would still be too big")
 finally:
     app.kill()
 
@@ -226,9 +231,17 @@ finally:
 open_session = wu.random_session(rng, 4, 8, 2, causal=False)
 app = wu.Wiring(binary, open_session, out, "decode-causal-on", failures, ["--open", "decode"])
 try:
-    app.wait_for(lambda s: s.get("labs.decode.refused") == "yes", "the decode window refuses a non-causal session")
+    state = app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "labs.decode.turn_causal_on" in s["widgets"],
+                         "the decode window refuses a non-causal session")
+    line = state["widgets"]["stepper.next"]["h"]  # a button's height: about one line of text
+    refusal = state["widgets"]["lab.decode"]
+    button = state["widgets"]["labs.decode.turn_causal_on"]
+    # The refusal's window is as tall as its few lines, not an empty 50-line box over the stages.
+    failures.check(refusal["h"] <= 12 * line and refusal["y"] + refusal["h"] - (button["y"] + button["h"]) <= 1.5 * line,
+                   f"[decode causal on] the refusal's window fits its text: {refusal}, button {button}, line {line}")
     app.click_widget("labs.decode.turn_causal_on", "the decode window offers to turn causal on")
-    state = app.wait_for(lambda s: s.get("labs.decode.t") == "0", "after the button the window decodes")
+    state = app.wait_for(lambda s: s.get("labs.decode.t") == "0" and s["widgets"].get("lab.decode", {}).get("h", 0) > 20 * line,
+                         "after the button the window decodes, at its full size again")
     saved = app.save()
     failures.check(saved["config"]["mask"].get("causal") is True, f"[decode causal on] saved mask {saved['config']['mask']}")
     reference = wu.session_stages(saved)["weights"][0, 0]

@@ -8,23 +8,35 @@
 
 namespace al::gui {
 
+namespace {
+
+// A lab window's width and height: never wider or taller than the screen, its text wraps at its edge.
+ImVec2 lab_window_size(ImVec2 size_in_fonts) {
+  const float font = ImGui::GetFontSize();
+  const ImVec2 work = ImGui::GetMainViewport()->WorkSize;
+  return ImVec2(std::min(size_in_fonts.x * font, work.x - 5.0f * font), std::min(size_in_fonts.y * font, work.y - 3.0f * font));
+}
+
+}  // namespace
+
+float lab_text_width(ImVec2 size_in_fonts) {
+  return lab_window_size(size_in_fonts).x - 2.0f * ImGui::GetStyle().WindowPadding.x;
+}
+
 bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
-                      ImVec2 size_in_fonts, bool* visible, bool over_editors) {
+                      ImVec2 size_in_fonts, bool* visible, bool over_editors, bool fit_height, bool restore_size) {
   if (app.frame == 0 && std::count(app.options.open_windows.begin(), app.options.open_windows.end(), id))
     *open = true;
   if (!*open) return false;
   const float font = ImGui::GetFontSize();
-  const ImGuiViewport* viewport = ImGui::GetMainViewport();
   if (over_editors) {
     place_over_editors(size_in_fonts.y, 0.0f, true);
   } else {
-    // Never wider or taller than the screen: its text wraps at the window's edge.
-    ImGui::SetNextWindowSize(ImVec2(std::min(size_in_fonts.x * font, viewport->WorkSize.x - 5.0f * font),
-                                    std::min(size_in_fonts.y * font, viewport->WorkSize.y - 3.0f * font)),
-                             ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(lab_window_size(size_in_fonts), restore_size ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowPos(ImVec2(4.0f * font, 2.5f * font), ImGuiCond_FirstUseEver);
   }
-  *visible = ImGui::Begin((std::string(app.tr(title_key)) + "###lab_" + id).c_str(), open);
+  *visible = ImGui::Begin((std::string(app.tr(title_key)) + "###lab_" + id).c_str(), open,
+                          fit_height ? ImGuiWindowFlags_AlwaysAutoResize : ImGuiWindowFlags_None);
   ImVec2 min = ImGui::GetWindowPos();
   app.widgets.add(std::string("lab.") + id, min,
                   ImVec2(min.x + ImGui::GetWindowWidth(), min.y + ImGui::GetWindowHeight()));

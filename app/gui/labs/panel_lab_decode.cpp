@@ -83,17 +83,25 @@ void heatmap(AppState& app, const std::string& name, const std::string& title, M
   heatmap_widget(app, spec);
 }
 
+// The window's size in font units while it decodes; a refusal fits its text's height.
+const ImVec2 kWindowFonts(60.0f, 50.0f);
+
 void draw_body(AppState& app, DecodeLabState& lab) {
   const float font = ImGui::GetFontSize();
-  wrapped_text(app.tr("labs.decode.intro"));
   compute_if_changed(app, lab);
+  // A refusal's window is as tall as its text (AlwaysAutoResize), so the text wraps at a fixed
+  // width: wrapped at the window's edge it would narrow the window frame after frame.
+  const float text_width = lab.run ? 0.0f : lab_text_width(kWindowFonts);
+  wrapped_text(app.tr("labs.decode.intro"), text_width);
   if (!lab.run) {
-    wrapped_text_colored(kBadText, app.i18n.format("labs.decode.refused", {{"reason", lab.error}}));
+    wrapped_text_colored(kBadText, app.i18n.format("labs.decode.refused", {{"reason", lab.error}}), text_width);
     app.widgets.add_last_item("labs.decode.refused");
     app.widgets.set_fact("labs.decode.refused", "yes");
     const Session& session = app.model.session();
-    if (!session.config.mask.causal && session.config.attention != AttentionKind::Cross) {
-      // The one-click way out, as the mask tab offers for a cell the causal mask hides.
+    if (!session.config.mask.causal && session.config.attention != AttentionKind::Cross &&
+        decode_bytes(session) <= kMaxDecodeBytes) {
+      // The one-click way out, as the mask tab offers for a cell the causal mask hides; not
+      // for a session too big to step, which a causal mask would not make decodable.
       if (ImGui::Button((std::string(app.tr("labs.decode.turn_causal_on")) + "###decode_causal_on").c_str()))
         app.edit(with_causal(session, true), "edit.causal", "mask");
       app.widgets.add_last_item("labs.decode.turn_causal_on");
@@ -189,7 +197,13 @@ void draw_body(AppState& app, DecodeLabState& lab) {
 void draw_decode_lab(AppState& app) {
   DecodeLabState& lab = app.labs.decode;
   bool visible = false;
-  if (!begin_lab_window(app, "decode", "labs.decode.title", &lab.open, ImVec2(60.0f, 50.0f), &visible)) return;
+  if (lab.open) compute_if_changed(app, lab);
+  const bool refused = lab.open && !lab.run;
+  const bool restore_size = lab.fitted && !refused;
+  lab.fitted = refused;
+  if (!begin_lab_window(app, "decode", "labs.decode.title", &lab.open, kWindowFonts, &visible, false, refused,
+                        restore_size))
+    return;
   if (visible) draw_body(app, lab);
   ImGui::End();
 }

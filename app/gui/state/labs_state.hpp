@@ -78,6 +78,7 @@ struct DecodeLabState {
   std::string error;                     // why, translated
   int step = 0;                          // t shown
   int head = 0;                          // query head shown
+  bool fitted = false;                   // the window was as tall as a refusal: its size comes back with a run
 };
 
 // RoPE: each pair of dimensions turning with position, and the score as a function of i − j (panel_lab_rope.cpp).
@@ -116,8 +117,14 @@ void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, Im
 // Returns whether ImGui::Begin was called (the caller then calls ImGui::End());
 // `*visible` says whether the window is expanded. `over_editors` opens it over the
 // editors' column (a small window that must not hide the matrices it asks about).
+// `fit_height`: as tall as the window's content (a lab that only says why it cannot run), with
+// text wrapped at lab_text_width(size_in_fonts); `restore_size` puts the window back to its
+// size when it was fitted the frame before.
 bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
-                      ImVec2 size_in_fonts, bool* visible, bool over_editors = false);
+                      ImVec2 size_in_fonts, bool* visible, bool over_editors = false, bool fit_height = false,
+                      bool restore_size = false);
+// The width a lab window of `size_in_fonts` wraps its text at when fit_height.
+float lab_text_width(ImVec2 size_in_fonts);
 // A view of a tensor owned by `owner`; `key` must change when the values do.
 MatrixView lab_view(std::shared_ptr<const void> owner, const Tensor& tensor, std::string key);
 // A line plot in the draw list: y against evenly spaced x, one or more series;
