@@ -14,7 +14,8 @@ the reference's row t over the cache's positions; the cache bytes per token.
 Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
 largest preset made causal is refused for its size instead of freezing the window; on a
 self session without a causal mask the refusal's window is as tall as its text, its button
-turns causal on, and then it decodes in a window of full size again.
+turns causal on, and then it decodes in a window of full size again; closed while it refuses
+and opened from the Labs menu once the Mask tab made the session causal, it is full size too.
 Run 5 (RoPE window, English and 中文): the score curve depends only on i − j, and its
 value at i = j is q·k of the reference's q and k."""
 import json
@@ -247,6 +248,28 @@ try:
     reference = wu.session_stages(saved)["weights"][0, 0]
     weights = np.array([float(w) for w in state["labs.decode.weights"].split(", ")])
     failures.check(np.allclose(weights, reference[0, :1], atol=2e-6), f"[decode causal on] step 0 weights {weights}")
+finally:
+    app.kill()
+
+# Run 4d: closed from the Labs menu while it refuses, the session made causal in the Mask tab, opened
+# again: it decodes at its full size, not at the refusal's few lines.
+app = wu.Wiring(binary, wu.random_session(rng, 4, 8, 2, causal=False), out, "decode-reopen", failures,
+                ["--open", "decode", "--tab", "mask"])
+try:
+    state = app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "lab.decode" in s["widgets"],
+                         "the decode window refuses a non-causal session")
+    line = state["widgets"]["stepper.next"]["h"]
+    refused_height = state["widgets"]["lab.decode"]["h"]
+    for opened in (False, True):
+        app.click_widget("menu.labs", "the Labs menu")
+        app.click_widget("menu.labs.decode", "the Labs menu's decode item")
+        if not opened:
+            failures.check(app.gone("lab.decode", 10), "[decode reopen] the menu item closes the window")
+            app.edit(lambda: app.click(app.settled(), "mask.causal"), "causal on in the Mask tab")
+    state = app.wait_for(lambda s: s.get("labs.decode.t") == "0" and "lab.decode" in s["widgets"],
+                         "opened again on a causal session, the window decodes")
+    failures.check(state["widgets"]["lab.decode"]["h"] > max(20 * line, 2 * refused_height),
+                   f"[decode reopen] full size again: {state['widgets']['lab.decode']}, refusal {refused_height}")
 finally:
     app.kill()
 

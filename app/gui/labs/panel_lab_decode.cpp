@@ -197,10 +197,13 @@ void draw_body(AppState& app, DecodeLabState& lab) {
 void draw_decode_lab(AppState& app) {
   DecodeLabState& lab = app.labs.decode;
   bool visible = false;
-  if (lab.open) compute_if_changed(app, lab);
-  const bool refused = lab.open && !lab.run;
-  const bool restore_size = lab.fitted && !refused;
-  lab.fitted = refused;
+  bool refused = false, restore_size = false;
+  if (lab.open) {  // closed, it keeps `fitted` for when it opens again on a session it decodes
+    compute_if_changed(app, lab);
+    refused = !lab.run;
+    restore_size = lab.fitted && !refused;
+    lab.fitted = refused;
+  }
   if (!begin_lab_window(app, "decode", "labs.decode.title", &lab.open, kWindowFonts, &visible, false, refused,
                         restore_size))
     return;

@@ -53,18 +53,26 @@ void draw_menu_bar(AppState& app) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu((std::string(app.tr("menu.labs")) + "###labs").c_str())) {
-    ImGui::MenuItem((std::string(app.tr("flash_lab.title")) + "###labs_flash").c_str(), nullptr, &app.flash_lab.open);
-    ImGui::MenuItem((std::string(app.tr("linear_lab.title")) + "###labs_linear").c_str(), nullptr, &app.linear_lab.open);
-    ImGui::MenuItem((std::string(app.tr("lessons.title")) + "###labs_lessons").c_str(), nullptr, &app.lessons.open);
-    ImGui::MenuItem((std::string(app.tr("labs.sqrt_dk.title")) + "###labs_sqrt_dk").c_str(), nullptr, &app.labs.sqrt_dk.open);
-    ImGui::MenuItem((std::string(app.tr("labs.mask_fill.title")) + "###labs_mask_fill").c_str(), nullptr, &app.labs.mask_fill.open);
-    ImGui::MenuItem((std::string(app.tr("labs.stability.title")) + "###labs_stability").c_str(), nullptr, &app.labs.stability.open);
-    ImGui::MenuItem((std::string(app.tr("labs.fused.title")) + "###labs_fused").c_str(), nullptr, &app.labs.fused.open);
-    ImGui::MenuItem((std::string(app.tr("labs.quiz.title")) + "###labs_quiz").c_str(), nullptr, &app.labs.quiz.open);
-    ImGui::MenuItem((std::string(app.tr("labs.decode.title")) + "###labs_decode").c_str(), nullptr, &app.labs.decode.open);
-    ImGui::MenuItem((std::string(app.tr("labs.rope.title")) + "###labs_rope").c_str(), nullptr, &app.labs.rope.open);
-    ImGui::MenuItem((std::string(app.tr("training.title")) + "###labs_training").c_str(), nullptr,
-                    &app.training_lab.open);
+    // Each item's widget is named menu.labs.<id> for the tests that open a window as a learner does.
+    const struct {
+      const char* title_key;
+      const char* id;
+      bool* open;
+    } labs[] = {{"flash_lab.title", "flash", &app.flash_lab.open},
+                {"linear_lab.title", "linear", &app.linear_lab.open},
+                {"lessons.title", "lessons", &app.lessons.open},
+                {"labs.sqrt_dk.title", "sqrt_dk", &app.labs.sqrt_dk.open},
+                {"labs.mask_fill.title", "mask_fill", &app.labs.mask_fill.open},
+                {"labs.stability.title", "stability", &app.labs.stability.open},
+                {"labs.fused.title", "fused", &app.labs.fused.open},
+                {"labs.quiz.title", "quiz", &app.labs.quiz.open},
+                {"labs.decode.title", "decode", &app.labs.decode.open},
+                {"labs.rope.title", "rope", &app.labs.rope.open},
+                {"training.title", "training", &app.training_lab.open}};
+    for (const auto& lab : labs) {
+      ImGui::MenuItem((std::string(app.tr(lab.title_key)) + "###labs_" + lab.id).c_str(), nullptr, lab.open);
+      app.widgets.add_last_item(std::string("menu.labs.") + lab.id);
+    }
     ImGui::EndMenu();
   }
   app.widgets.add_last_item("menu.labs");
