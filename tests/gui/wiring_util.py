@@ -126,15 +126,25 @@ class Wiring(App):
         self.wait_for(lambda s: s["text_input"] == "no", f"Enter ends typing into {name}")
 
     def choose(self, combo, option):
-        """Opens a combo box and clicks one of its entries, again while the combo stays open:
-        with sanitizers on a loaded machine a frame can outlast the held click, or the popup
-        still move while the widget file looks settled (a sanitizer CI run lost one here)."""
-        self.click(self.settled(), combo)
-        self.wait_for(lambda s: option in s["widgets"], f"{combo} opens with {option}")
+        """Opens a combo box and clicks one of its entries (an entry other than the current one:
+        the session's revision must move), again while the combo stays open, and from the start
+        when it closed without choosing: with sanitizers on a loaded machine a frame can outlast
+        the held click, or the popup still move while the widget file looks settled, so a click
+        lands beside the entry (a sanitizer CI run lost one here, a release CI run another)."""
+        revision = int(self.settled()["revision"])
         for _ in range(3):
-            self.click(self.settled(), option)
-            if self.gone(option, timeout=3.0):
-                return
+            self.click(self.settled(), combo)
+            self.wait_for(lambda s: option in s["widgets"], f"{combo} opens with {option}")
+            for _ in range(3):
+                self.click(self.settled(), option)
+                if self.gone(option, timeout=3.0):
+                    break
+            deadline = time.time() + 5.0
+            while time.time() < deadline:
+                state = self.state()
+                if state and int(state["revision"]) > revision:
+                    return
+                time.sleep(0.05)
 
     def gone(self, name, timeout):
         """True once `name` is off screen, False if it is still there after `timeout` seconds."""
