@@ -89,9 +89,15 @@ class Wiring(App):
         return self.settled()
 
     def away(self):
-        """The pointer on the status bar, off every widget and heatmap (no tooltip)."""
+        """The pointer on the status bar, off every widget and heatmap, and a frame drawn without a tooltip."""
         xdotool("mousemove", "--window", self.window, 700, 890)
         time.sleep(0.1)
+        deadline = time.time() + 3.0
+        while time.time() < deadline:
+            state = self.state()
+            if state and "tooltip" not in state:
+                return
+            time.sleep(0.05)
 
     def click_widget(self, name, what=None, timeout=15.0):
         state = self.wait_for(lambda s: name in s["widgets"], what or f"{name} on screen", timeout)
@@ -172,7 +178,15 @@ class Wiring(App):
         The picture is kept as <name>-screen-N.png beside the widget file, to look at."""
         self.away()
         state = self.settled()
+        # Two grabs alike: a grab while the X server copies in a new frame mixes two frames (a release CI
+        # run saw one row of cells still tinted by the tooltip of the frame before the pointer left).
         pixels = grab(self.window)
+        for _ in range(20):
+            time.sleep(0.1)
+            again = grab(self.window)
+            if np.array_equal(again, pixels):
+                break
+            pixels = again
         self.screens = getattr(self, "screens", 0) + 1
         from PIL import Image
         Image.fromarray(pixels).save(self.widgets_path.replace("-widgets.json", f"-screen-{self.screens}.png"))
