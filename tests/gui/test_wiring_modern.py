@@ -230,11 +230,23 @@ finally:
 
 # Run 4c: a self session without a causal mask: refused, and the window's button turns causal on,
 # after which it decodes and its weights are row t of the (now causal) reference.
+
+
+def refusal_fitted(s):
+    """The refusal and its button on screen, and the window fitted to them: an auto-sized window's first
+    frame is drawn hidden, before ImGui knows its content's size, and is not what a learner sees."""
+    widgets = s["widgets"]
+    if s.get("labs.decode.refused") != "yes" or not {"lab.decode", "labs.decode.turn_causal_on", "stepper.next"} <= set(widgets):
+        return False
+    window, button = widgets["lab.decode"], widgets["labs.decode.turn_causal_on"]
+    below_button = window["y"] + window["h"] - (button["y"] + button["h"])
+    return 0 <= below_button <= 1.5 * widgets["stepper.next"]["h"]
+
+
 open_session = wu.random_session(rng, 4, 8, 2, causal=False)
 app = wu.Wiring(binary, open_session, out, "decode-causal-on", failures, ["--open", "decode"])
 try:
-    state = app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "labs.decode.turn_causal_on" in s["widgets"],
-                         "the decode window refuses a non-causal session")
+    state = app.wait_for(refusal_fitted, "the decode window refuses a non-causal session, fitted to its text")
     line = state["widgets"]["stepper.next"]["h"]  # a button's height: about one line of text
     refusal = state["widgets"]["lab.decode"]
     button = state["widgets"]["labs.decode.turn_causal_on"]
@@ -264,8 +276,7 @@ def decode_item_from_menu():
 app = wu.Wiring(binary, wu.random_session(rng, 4, 8, 2, causal=False), out, "decode-reopen", failures,
                 ["--open", "decode", "--tab", "mask"])
 try:
-    state = app.wait_for(lambda s: s.get("labs.decode.refused") == "yes" and "lab.decode" in s["widgets"],
-                         "the decode window refuses a non-causal session")
+    state = app.wait_for(refusal_fitted, "the decode window refuses a non-causal session, fitted to its text")
     line = state["widgets"]["stepper.next"]["h"]
     refused_height = state["widgets"]["lab.decode"]["h"]
     decode_item_from_menu()

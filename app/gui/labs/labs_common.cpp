@@ -23,16 +23,22 @@ float lab_text_width(ImVec2 size_in_fonts) {
   return lab_window_size(size_in_fonts).x - 2.0f * ImGui::GetStyle().WindowPadding.x;
 }
 
-bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
-                      ImVec2 size_in_fonts, bool* visible, bool over_editors, bool fit_height, bool restore_size) {
+void open_if_asked(const AppState& app, const char* id, bool* open) {
   if (app.frame == 0 && std::count(app.options.open_windows.begin(), app.options.open_windows.end(), id))
     *open = true;
+}
+
+bool begin_lab_window(AppState& app, const char* id, const char* title_key, bool* open,
+                      ImVec2 size_in_fonts, bool* visible, bool over_editors, bool fit_height, bool restore_size) {
+  open_if_asked(app, id, open);
   if (!*open) return false;
   const float font = ImGui::GetFontSize();
   if (over_editors) {
     place_over_editors(size_in_fonts.y, 0.0f, true);
   } else {
-    ImGui::SetNextWindowSize(lab_window_size(size_in_fonts), restore_size ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+    // A window fitted to its text gets no size of ours: given one, it would show at that size for a frame.
+    if (!fit_height || restore_size)
+      ImGui::SetNextWindowSize(lab_window_size(size_in_fonts), restore_size ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowPos(ImVec2(4.0f * font, 2.5f * font), ImGuiCond_FirstUseEver);
   }
   *visible = ImGui::Begin((std::string(app.tr(title_key)) + "###lab_" + id).c_str(), open,

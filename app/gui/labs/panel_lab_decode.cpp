@@ -198,6 +198,7 @@ void draw_decode_lab(AppState& app) {
   DecodeLabState& lab = app.labs.decode;
   bool visible = false;
   bool refused = false, restore_size = false;
+  open_if_asked(app, "decode", &lab.open);  // opened by --open, its first frame is already fitted if it refuses
   if (lab.open) {  // closed, it keeps `fitted` for when it opens again on a session it decodes
     compute_if_changed(app, lab);
     refused = !lab.run;

@@ -113,7 +113,9 @@ bool quiz_covers(const AppState& app, const std::string& name, Index row, Index 
 void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, ImVec2 grid_max, float cell);
 
 // Shared by these labs (labs_common.cpp); numbers are written by core's lab_number().
-// Opens the window `id` (its --open name) at the first frame if asked to.
+// Opens the window `id` (its --open name) at the first frame if asked to; begin_lab_window calls it,
+// and a lab whose size depends on its state calls it first, so that its first frame is sized right.
+void open_if_asked(const AppState& app, const char* id, bool* open);
 // Returns whether ImGui::Begin was called (the caller then calls ImGui::End());
 // `*visible` says whether the window is expanded. `over_editors` opens it over the
 // editors' column (a small window that must not hide the matrices it asks about).
