@@ -228,9 +228,6 @@ try:
 finally:
     app.kill()
 
-# Run 4c: a self session without a causal mask: refused, and the window's button turns causal on,
-# after which it decodes and its weights are row t of the (now causal) reference.
-
 
 def refusal_fitted(s):
     """The refusal and its button on screen, and the window fitted to them: an auto-sized window's first
@@ -243,6 +240,8 @@ def refusal_fitted(s):
     return 0 <= below_button <= 1.5 * widgets["stepper.next"]["h"]
 
 
+# Run 4c: a self session without a causal mask: refused, and the window's button turns causal on,
+# after which it decodes and its weights are row t of the (now causal) reference.
 open_session = wu.random_session(rng, 4, 8, 2, causal=False)
 app = wu.Wiring(binary, open_session, out, "decode-causal-on", failures, ["--open", "decode"])
 try:
