@@ -38,18 +38,34 @@ for size in ("1280x800", "1600x1000"):
                     bottom = bar["y"] + bar["h"] + 1.2 * font
                     failures.check(bottom <= height - STATUS_BAR,
                                    f"[{label}] {name}'s numbers end at {bottom:.0f}, above the status bar")
-# Eight heads and their average: every map on screen, none cut off at the right or the bottom.
+# Eight heads and their average: every map on screen, none cut off at the right or the bottom,
+# no title running into the next map, and as large in English as in Chinese (English's longer
+# "average over heads" once held every map to 4 a line, about half the size of Chinese's 5).
 for size in ("1280x800", "1600x1000"):
     width, height = (int(v) for v in size.split("x"))
-    _, state = screenshot(binary, "seed-000-usage", "weights", out, f"eight-heads-{size}", ["--size", size])
-    maps = {name: r for name, r in state["widgets"].items() if name.startswith("heatmap.weights.")}
-    failures.check(len(maps) == 9, f"[8 heads {size}] 8 heads and the average shown: {sorted(maps)}")
-    outside = [name for name, r in maps.items() if r["x"] + r["w"] > width or r["y"] + r["h"] > height - STATUS_BAR]
-    failures.check(not outside, f"[8 heads {size}] cut off: {outside}")
-    # ... and the maps take the room there is: the last colour bar's numbers end near the panel's
-    # bottom (a fixed guess of each line's titles and bars once left a fifth of it empty).
-    font = state["widgets"]["stepper.next"]["h"]
-    last = max(bar["y"] + bar["h"] + 1.2 * font for name, bar in state["widgets"].items() if name.startswith("colorbar."))
-    failures.check(height - STATUS_BAR - last <= 2.5 * font,
-                   f"[8 heads {size}] {height - STATUS_BAR - last:.0f} px left empty below the maps")
+    map_width = {}
+    for lang in ("en", "zh"):
+        label = f"8 heads {size} {lang}"
+        _, state = screenshot(binary, "seed-000-usage", "weights", out, f"eight-heads-{size}-{lang}",
+                              ["--size", size, "--lang", lang])
+        widgets = state["widgets"]
+        maps = {name: r for name, r in widgets.items() if name.startswith("heatmap.weights.")}
+        failures.check(len(maps) == 9, f"[{label}] 8 heads and the average shown: {sorted(maps)}")
+        outside = [name for name, r in maps.items() if r["x"] + r["w"] > width or r["y"] + r["h"] > height - STATUS_BAR]
+        failures.check(not outside, f"[{label}] cut off: {outside}")
+        # The enlarge button ends its map's title: over another map, the title runs into it.
+        heatmaps = {name: r for name, r in widgets.items() if name.startswith("heatmap.")}
+        for name, button in widgets.items():
+            if name.startswith("enlarge."):
+                hit = [other for other, r in heatmaps.items() if other != "heatmap." + name[len("enlarge."):] and overlaps(button, r)]
+                failures.check(not hit, f"[{label}] {name}'s title runs into {hit}")
+        map_width[lang] = maps.get("heatmap.weights.h0", {"w": 0})["w"]
+        # ... and the maps take the room there is: the last colour bar's numbers end near the panel's
+        # bottom (a fixed guess of each line's titles and bars once left a fifth of it empty).
+        font = widgets["stepper.next"]["h"]
+        last = max(bar["y"] + bar["h"] + 1.2 * font for name, bar in widgets.items() if name.startswith("colorbar."))
+        failures.check(height - STATUS_BAR - last <= 2.5 * font,
+                       f"[{label}] {height - STATUS_BAR - last:.0f} px left empty below the maps")
+    failures.check(map_width["en"] >= 0.85 * map_width["zh"],
+                   f"[8 heads {size}] a map {map_width['en']} px wide in English, {map_width['zh']} in Chinese")
 failures.finish()
