@@ -27,13 +27,15 @@ size_t heatmaps_per_line(const HeatmapRow& row, float available) {
   const float font = ImGui::GetFontSize();
   const float spacing = kHeatmapGap * font;
   const size_t count = std::max<size_t>(row.specs.size(), 1);
+  std::vector<float> titles;  // each title's width with its enlarge button
+  for (const HeatmapSpec& spec : row.specs) titles.push_back(ImGui::CalcTextSize(spec.title.c_str()).x + 2.2f * font);
   auto titles_fit = [&](size_t per_line) {
     const float width = heatmap_width(available, per_line);
-    for (size_t i = 0; i < row.specs.size(); ++i) {
+    for (size_t i = 0; i < titles.size(); ++i) {
       const size_t column = i % per_line;
-      const bool ends_line = column + 1 == per_line || i + 1 == row.specs.size();
+      const bool ends_line = column + 1 == per_line || i + 1 == titles.size();
       const float room = ends_line ? available - static_cast<float>(column) * (width + spacing) : width;
-      if (ImGui::CalcTextSize(row.specs[i].title.c_str()).x + 2.2f * font > room) return false;
+      if (titles[i] > room) return false;
     }
     return true;
   };
