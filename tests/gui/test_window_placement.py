@@ -1,7 +1,8 @@
 """The small floating windows (Explain, Export, Quiz) open where they cover no heatmap and
 inside the screen, and every heatmap row of a step fits in the panel with its colour-bar
 numbers, at a laptop's 1280x800 and at 1600x1000, in English and 中文; seed 000's eight heads
-and their average all on screen, in lines, filling the panel (screenshots under Xvfb, rectangles from --widgets-out)."""
+and their average all on screen, in lines, filling the panel, as large in English as in Chinese; its
+Q/K/V step's 24 heads 8 a line without scrolling (screenshots under Xvfb, rectangles from --widgets-out)."""
 import sys
 
 from gui_test_util import Failures, output_dir, screenshot
@@ -68,4 +69,18 @@ for size in ("1280x800", "1600x1000"):
                        f"[{label}] {height - STATUS_BAR - last:.0f} px left empty below the maps")
     failures.check(map_width["en"] >= 0.85 * map_width["zh"],
                    f"[8 heads {size}] a map {map_width['en']} px wide in English, {map_width['zh']} in Chinese")
+# The Q/K/V step of the same preset: its 24 tall (100, 64) heads, Q, K and V 8 a line each, all
+# on screen without scrolling (6 + 2 a line had left them a thumb wide below the panel's end).
+for lang in ("en", "zh"):
+    label = f"Q/K/V 1600x1000 {lang}"
+    _, state = screenshot(binary, "seed-000-usage", "q", out, f"qkv-1600x1000-{lang}", ["--size", "1600x1000", "--lang", lang])
+    widgets = state["widgets"]
+    for stage in ("q", "k", "v"):
+        heads = [widgets.get(f"heatmap.{stage}.h{h}") for h in range(8)]
+        failures.check(all(heads), f"[{label}] {stage}'s 8 heads shown")
+        if not all(heads):
+            continue
+        failures.check(len({round(r["y"]) for r in heads}) == 1, f"[{label}] {stage}'s heads on one line: {[r['y'] for r in heads]}")
+        bottom = max(r["y"] + r["h"] for r in heads)
+        failures.check(bottom <= 1000 - STATUS_BAR, f"[{label}] {stage}'s heads end at {bottom:.0f}, on screen")
 failures.finish()
