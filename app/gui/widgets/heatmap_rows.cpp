@@ -134,8 +134,9 @@ void draw_heatmap_rows(AppState& app, std::vector<HeatmapRow> rows, float region
     float area = 0.0f;
     for (size_t r = 0; r < rows.size(); ++r) {
       const float box = std::max(floor_height, rows[r].max_height * factor);
+      const float map_width = heatmap_width(width, per_line[r]);
       for (size_t i = 0; i < measured[r].count(); ++i) {
-        const float cell = measured[r].sizers[i].geometry(heatmap_width(width, per_line[r]), box).cell;
+        const float cell = measured[r].sizers[i].geometry(map_width, box).cell;
         const MatrixView& values = rows[r].specs[i].values;
         area += cell * cell * static_cast<float>(values.rows * values.cols);
       }
