@@ -2,13 +2,21 @@
 // Colours one matrix held in a float texture (R32F, one texel per cell).
 // Colormaps are piecewise-linear through fixed stops, so a test can compute
 // the expected colour of a value from the same table.
+// The app builds one program per COLORMAP (0 sequential (viridis), 1 diverging
+// (blue-white-red), 2 mask painter) and HAS_MASK (0, 1), defined after #version:
+// llvmpipe runs both sides of a branch on a uniform for every pixel, so each program
+// keeps only its own code (docs/performance.md, thirty-sixth pass).
+#ifndef COLORMAP
+#define COLORMAP 0
+#endif
+#ifndef HAS_MASK
+#define HAS_MASK 0
+#endif
 in vec2 v_uv;
 out vec4 frag_colour;
 
 uniform sampler2D u_values;   // (rows, cols) values
-uniform sampler2D u_mask;     // (rows, cols) 1 = attend, 0 = masked; used when u_has_mask
-uniform bool u_has_mask;
-uniform int u_colormap;       // 0 sequential (viridis), 1 diverging (blue-white-red), 2 mask painter
+uniform sampler2D u_mask;     // (rows, cols) 1 = attend, 0 = masked; read when HAS_MASK
 uniform float u_low;          // value drawn at the start of the colormap
 uniform float u_high;         // value drawn at its end
 uniform vec2 u_cells;         // (cols, rows)
@@ -62,24 +70,28 @@ void main() {
     return;
   }
   float value = texelFetch(u_values, cell, 0).r;
-  bool masked = u_has_mask && texelFetch(u_mask, cell, 0).r < 0.5;
+#if HAS_MASK
+  bool masked = texelFetch(u_mask, cell, 0).r < 0.5;
+#else
+  const bool masked = false;
+#endif
   // A softmax weight on a masked key that is not ~0 (a fill like -1e-20) must be
   // seen, not hidden under the hatching.
-  bool leaked = masked && u_colormap == 0 && value > kLeakVisible;
+  bool leaked = masked && COLORMAP == 0 && value > kLeakVisible;
   vec3 colour;
   if (isnan(value)) {
     colour = kNaN;  // shown even on masked cells: a fully masked row with -inf fill gives NaN
-  } else if ((masked && !leaked) || (u_colormap == 2 && value < 0.5)) {
+  } else if ((masked && !leaked) || (COLORMAP == 2 && value < 0.5)) {
     colour = hatching();
   } else if (leaked && min(u_cell_pixels.x, u_cell_pixels.y) >= 4.0 * kLeakBorder &&
              (min(inside.x, inside.y) < kLeakBorder || inside.x > u_cell_pixels.x - kLeakBorder ||
               inside.y > u_cell_pixels.y - kLeakBorder)) {
     colour = hatching();  // a hatched frame says "masked", the inside shows the weight it still got
-  } else if (u_colormap == 2) {
+  } else if (COLORMAP == 2) {
     colour = kAttend;
   } else {
     float t = (u_high > u_low) ? (value - u_low) / (u_high - u_low) : 0.5;
-    colour = (u_colormap == 1) ? diverging(t) : viridis(t);
+    colour = (COLORMAP == 1) ? diverging(t) : viridis(t);
   }
   frag_colour = vec4(colour, 1.0);
 }

@@ -83,12 +83,33 @@ void HeatmapRenderer::shutdown() {
   if (vbo_) glDeleteBuffers(1, &vbo_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
   vbo_ = vao_ = 0;
-  program_ = GlProgram();
+  for (GlProgram& program : programs_) program = GlProgram();
 }
+
+namespace {
+
+// `source` with COLORMAP and HAS_MASK defined right after its #version line (GLSL
+// wants that line first); #line keeps the compiler's line numbers those of the file.
+std::string specialised(const std::string& source, int colormap, bool has_mask) {
+  const std::size_t version = source.find("#version");
+  const std::size_t end = version == std::string::npos ? std::string::npos : source.find('\n', version);
+  if (end == std::string::npos) return source;  // no #version line: the compiler says what is wrong
+  const auto line = std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(end), '\n') + 2;
+  return source.substr(0, end + 1) + "#define COLORMAP " + std::to_string(colormap) + "\n#define HAS_MASK " +
+         (has_mask ? "1" : "0") + "\n#line " + std::to_string(line) + "\n" + source.substr(end + 1);
+}
+
+}  // namespace
 
 bool HeatmapRenderer::init(const std::string& vertex_source, const std::string& fragment_source,
                            std::string* error) {
-  if (!program_.build(vertex_source, fragment_source, error)) return false;
+  for (int colormap = 0; colormap < kColormaps; ++colormap)
+    for (int has_mask = 0; has_mask < 2; ++has_mask)
+      if (!programs_[2 * colormap + has_mask].build(vertex_source, specialised(fragment_source, colormap, has_mask),
+                                                    error)) {
+        shutdown();
+        return false;
+      }
   glGenVertexArrays(1, &vao_);
   glGenBuffers(1, &vbo_);
   glBindVertexArray(vao_);
@@ -153,18 +174,17 @@ void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
 }
 
 void HeatmapRenderer::draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels) {
-  glUseProgram(program_.id());
-  glUniformMatrix4fv(program_.uniform("u_projection"), 1, GL_FALSE, projection);
-  glUniform1i(program_.uniform("u_values"), 0);
-  glUniform1i(program_.uniform("u_mask"), 1);
-  glUniform1i(program_.uniform("u_has_mask"), c.mask != 0);
-  glUniform1i(program_.uniform("u_colormap"), static_cast<int>(c.style.colormap));
-  glUniform1f(program_.uniform("u_low"), c.style.low);
-  glUniform1f(program_.uniform("u_high"), c.style.high);
-  glUniform2f(program_.uniform("u_cells"), static_cast<float>(c.cols), static_cast<float>(c.rows));
-  glUniform2f(program_.uniform("u_cell_pixels"), cell_pixels.x, cell_pixels.y);
+  const GlProgram& program = programs_[2 * static_cast<int>(c.style.colormap) + (c.mask != 0 ? 1 : 0)];
+  glUseProgram(program.id());
+  glUniformMatrix4fv(program.uniform("u_projection"), 1, GL_FALSE, projection);
+  glUniform1i(program.uniform("u_values"), 0);
+  glUniform1i(program.uniform("u_mask"), 1);
+  glUniform1f(program.uniform("u_low"), c.style.low);
+  glUniform1f(program.uniform("u_high"), c.style.high);
+  glUniform2f(program.uniform("u_cells"), static_cast<float>(c.cols), static_cast<float>(c.rows));
+  glUniform2f(program.uniform("u_cell_pixels"), cell_pixels.x, cell_pixels.y);
   const ImVec4 grid = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  glUniform3f(program_.uniform("u_grid_colour"), grid.x, grid.y, grid.z);
+  glUniform3f(program.uniform("u_grid_colour"), grid.x, grid.y, grid.z);
 
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, c.mask);

@@ -5,6 +5,7 @@
 // per matrix, whatever its size (one rect per cell is far too slow at n = 2048).
 #include <imgui.h>
 
+#include <array>
 #include <deque>
 #include <map>
 #include <memory>
@@ -66,10 +67,11 @@ class HeatmapRenderer {
   HeatmapRenderer(const HeatmapRenderer&) = delete;
   HeatmapRenderer& operator=(const HeatmapRenderer&) = delete;
 
-  // Builds the program from the two shader sources; false + message on failure.
+  // Builds the programs from the two shader sources, one per colormap and mask
+  // (heatmap.frag's COLORMAP and HAS_MASK); false + message on failure.
   bool init(const std::string& vertex_source, const std::string& fragment_source,
             std::string* error);
-  bool ready() const { return program_.id() != 0; }
+  bool ready() const { return programs_[0].id() != 0; }
   // Frees the GL objects; must run while the GL context is still current.
   void shutdown();
 
@@ -111,7 +113,8 @@ class HeatmapRenderer {
   // The program's uniforms, textures and quad; `projection` maps c.min..c.max to clip space.
   void draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels);
 
-  GlProgram program_;
+  static constexpr int kColormaps = 3;
+  std::array<GlProgram, 2 * kColormaps> programs_;  // [2 * colormap + has_mask]
   GLuint vao_ = 0, vbo_ = 0;
   std::deque<Command> commands_;  // deque: callbacks hold pointers into it
 };
