@@ -1,6 +1,7 @@
 #include "teaching/stage_text.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "teaching/lab_numbers.hpp"
 
@@ -33,6 +34,27 @@ SessionFacts facts_of(const Session& s) {
           c.mask_fill,
           c.num_heads,
           c.kv_heads()};
+}
+
+// The sizes and scale the texts quote.
+struct TextDims {
+  Index d_model, heads, d_k, len_q, len_kv;
+  double scale;
+};
+
+std::optional<TextDims> text_dims(const Session& s, const Trace* trace) {
+  if (trace) {
+    const Dims& d = trace->dims;
+    return TextDims{d.d_model, d.heads, d.d_k, d.len_q, d.len_kv, trace->scale};
+  }
+  const Config& c = s.config;
+  if (c.num_heads <= 0 || c.d_model <= 0 || c.d_model % c.num_heads != 0) return std::nullopt;
+  const Index d_k = c.d_model / c.num_heads;
+  // As the computation's plan sets it (numerics/attention_plan.cpp).
+  const double scale = c.scale.mode == ScaleMode::SqrtDk ? 1.0 / std::sqrt(static_cast<double>(d_k))
+                       : c.scale.mode == ScaleMode::None ? 1.0
+                                                         : c.scale.factor;
+  return TextDims{c.d_model, c.num_heads, d_k, s.len_q(), s.len_kv(), scale};
 }
 
 // Variance of the finite values of a tensor (two passes, in double); NaN with fewer than two.
@@ -226,18 +248,19 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                        {"fill", lab_number(c.mask_fill)},
                        {"factor", lab_number(c.scale.factor)},
                        {"w_o", output_projection(f)}};
-  if (trace) {
-    const Dims& d = trace->dims;
-    const double sqrt_d_k = std::sqrt(static_cast<double>(d.d_k));
-    params.insert(params.end(), {{"d_k", std::to_string(d.d_k)},
-                                 {"d_model", std::to_string(d.d_model)},
-                                 {"h", std::to_string(d.heads)},
+  // The sizes from the trace, or, while there is none yet (a large first trace still computing),
+  // from the session itself when it splits into whole heads.
+  if (const std::optional<TextDims> d = text_dims(session, trace)) {
+    const double sqrt_d_k = std::sqrt(static_cast<double>(d->d_k));
+    params.insert(params.end(), {{"d_k", std::to_string(d->d_k)},
+                                 {"d_model", std::to_string(d->d_model)},
+                                 {"h", std::to_string(d->heads)},
                                  {"sqrt_d_k", lab_number(sqrt_d_k)},
                                  {"inv_sqrt_d_k", lab_number(1.0 / sqrt_d_k)},
-                                 {"scale", lab_number(trace->scale)},
-                                 {"lq", std::to_string(d.len_q)},
-                                 {"lk", std::to_string(d.len_kv)},
-                                 {"uniform", lab_number(d.len_kv > 0 ? 1.0 / static_cast<double>(d.len_kv) : 0.0)}});
+                                 {"scale", lab_number(d->scale)},
+                                 {"lq", std::to_string(d->len_q)},
+                                 {"lk", std::to_string(d->len_kv)},
+                                 {"uniform", lab_number(d->len_kv > 0 ? 1.0 / static_cast<double>(d->len_kv) : 0.0)}});
   }
   params.insert(params.end(), {{"h_kv", std::to_string(f.kv_heads)},
                                {"group", std::to_string(f.kv_heads > 0 ? f.heads / f.kv_heads : 1)},

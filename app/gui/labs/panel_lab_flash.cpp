@@ -304,7 +304,7 @@ void draw_flash_lab(AppState& app) {
     if (!lab.error.empty()) {
       wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), lab.error);
     } else if (!lab.steps || lab.steps->steps.empty()) {
-      wrapped_text_disabled(app.tr("heatmap.no_trace"));
+      wrapped_text_disabled(no_trace_text(app));
     } else {
       if (lab.example) wrapped_text_colored(ImVec4(1.0f, 0.8f, 0.4f, 1.0f), lab.example_tokens_note);
       controls(app, lab);

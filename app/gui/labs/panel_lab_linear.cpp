@@ -213,7 +213,7 @@ void draw_linear_lab(AppState& app) {
     wrapped_text(app.i18n.format("linear_lab.intro", {{"scaled", scaled_scores_symbol(app.model.trace_session())}}));
     auto trace = app.model.trace();
     if (!trace) {
-      wrapped_text_disabled(app.tr("heatmap.no_trace"));
+      wrapped_text_disabled(no_trace_text(app));
     } else {
       compute_if_changed(app, lab, *trace);
       if (!lab.error.empty()) {

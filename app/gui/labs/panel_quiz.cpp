@@ -145,7 +145,7 @@ void draw_body(AppState& app, QuizState& quiz) {
   auto trace = app.model.trace();
   if (!trace || app.model.error()) {
     quiz.covered_heatmaps.clear();
-    ImGui::TextDisabled("%s", app.tr("heatmap.no_trace"));
+    ImGui::TextDisabled("%s", no_trace_text(app));
     return;
   }
   ImGui::TextUnformatted(app.tr("quiz_cell.hide"));

@@ -291,7 +291,8 @@ void draw_heatmaps(AppState& app) {
     draw_keep_offer(app, "heatmaps");
   }
   if (!trace_ptr) {
-    ImGui::TextWrapped("%s", app.tr("heatmap.no_trace"));
+    ImGui::TextWrapped("%s", no_trace_text(app));
+    app.widgets.add_last_item(awaits_trace(app) ? "heatmaps.computing" : "heatmaps.no_trace");
     return;
   }
   const Trace& trace = *trace_ptr;

@@ -50,6 +50,12 @@ void show_error_if_from(AppState& app, const std::string& control) {
   draw_keep_offer(app, control);
 }
 
+bool awaits_trace(const AppState& app) { return app.model.computing() && !app.model.error(); }
+
+const char* no_trace_text(const AppState& app) {
+  return app.tr(awaits_trace(app) ? "heatmap.computing" : "heatmap.no_trace");
+}
+
 void draw_status_bar(AppState& app) {
   const auto& error = app.model.error();
   if (error) {
@@ -63,7 +69,11 @@ void draw_status_bar(AppState& app) {
     ImGui::ProgressBar(app.model.progress(), ImVec2(12.0f * ImGui::GetFontSize(), 0.0f), app.tr("status.computing"));
     app.widgets.add_last_item("status.progress");
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", app.i18n.format("perf.status.computing", {{"size", bytes_text(estimated_bytes(app))}}).c_str());
+    // The first trace of a document has no previous result to keep on screen.
+    const bool previous = app.model.trace() != nullptr;
+    ImGui::TextDisabled("%s", app.i18n.format(previous ? "perf.status.computing" : "perf.status.computing_first",
+                                              {{"size", bytes_text(estimated_bytes(app))}}).c_str());
+    app.widgets.add_last_item(previous ? "status.computing" : "status.computing_first");
   } else if (auto trace = app.model.trace()) {
     ImGui::TextDisabled("%s", app.i18n.format("perf.status.trace", {
         {"ms", lab_number(trace->compute_ms)},

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "io/session_io.hpp"
+#include "numerics/attention.hpp"
 #include "panels/panels.hpp"
 #include "platform/assets.hpp"
 #include "platform/gl_driver_pin.hpp"
@@ -164,6 +165,23 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   app.derived.collect_unused();
   ++app.frame;
   return ok;
+}
+
+// A first trace of this size or more opens the window before it is done: at 2048 tokens
+// (d_model 512, 8 heads: 408 MiB) the window took 0.65 s to show, against 0.33 for the default
+// example, and 1.1-5.9 s at 4096 (1.6 GiB), most of it the first touch of the stages' fresh
+// memory (docs/performance.md, thirty-eighth pass).
+constexpr Index kOpenBeforeTraceBytes = Index{256} << 20;
+
+// Whether the window opens before the first trace is done. Never when the run exists to show or
+// measure the first frames (a screenshot, --out, --frames, an exported heatmap, frame stats).
+bool opens_before_first_trace(const AppState& app) {
+  const Options& options = app.options;
+  if (options.screenshot || !options.out.empty() || options.frames > 0 || options.frame_stats ||
+      !options.export_heatmap.empty())
+    return false;
+  const Result<Index> bytes = estimate_trace_bytes(app.model.session());
+  return bytes && *bytes >= kOpenBeforeTraceBytes;
 }
 
 int run(AppState& app) {
@@ -420,7 +438,9 @@ int main(int argc, char** argv) {
   if (!options.export_heatmap.empty()) request_heatmap_png(*app, options.export_heatmap, options.heatmap_out, options.slide_width);
   app->labs.quiz.hide_cell = options.quiz_hide_cell;
   app->widgets.set_output(options.widgets_out);
-  app->model.wait_idle();  // the first frame shows the trace, not a progress bar
+  // The first frame shows the trace, not a progress bar, unless computing it would keep the
+  // window from showing for long: then it opens at once and the trace follows, as after File > Open.
+  if (!opens_before_first_trace(*app)) app->model.wait_idle();
   app->model.poll();
   return run(*app);
 }

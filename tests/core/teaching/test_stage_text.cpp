@@ -252,6 +252,30 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
   }
 }
 
+TEST_CASE("with no trace yet (a large first trace still computing), the sizes come from the session") {
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    auto traced = compute(c.session);
+    REQUIRE_MESSAGE(traced.ok(), traced.error().message);
+    for (bool chinese : {false, true}) {
+      CAPTURE(chinese);
+      for (const Step step : steps_of(c.session)) {
+        CAPTURE(step_id(step));
+        const StepText text = step_text(step, c.session, nullptr, lookup_in(chinese), chinese);
+        for (const std::string* s : {&text.title, &text.numbers, &text.explain})
+          CHECK_MESSAGE(!contains(*s, "{"), "a placeholder was not filled: " << *s);
+      }
+      // The input step quotes only sizes: the same words as once the trace is there.
+      CHECK(step_text(Step::X, c.session, nullptr, lookup_in(chinese), chinese).explain ==
+            step_text(Step::X, c.session, traced->get(), lookup_in(chinese), chinese).explain);
+    }
+  }
+  // The default example's d_model, written out by hand.
+  const Session s = *load_preset("default");
+  CHECK(contains(step_text(Step::X, s, nullptr, lookup_in(false), false).explain,
+                 "d_model = " + std::to_string(s.config.d_model) + " numbers"));
+}
+
 TEST_CASE("a placeholder's noun follows its number: {n:one|other}") {
   auto filled = [](std::string text, const TextParams& params) {
     const bool complete = substitute(&text, params);
