@@ -24,6 +24,10 @@ void advance_play(AppState& app);  // moves on when the play timer is due
 void handle_shortcuts(AppState& app);
 // The error of the latest edit, in red, if it was made by `control`.
 void show_error_if_from(AppState& app, const std::string& control);
+// panel_status.cpp: whether a trace is on its way (computing, no error), and what a view without a
+// trace says: that it is being computed, or that the session has an error.
+bool awaits_trace(const AppState& app);
+const char* no_trace_text(const AppState& app);
 
 // panel_keep.cpp, a session too large to keep whole (SessionModel::keep, state/view_stages.hpp):
 // beside a TooLarge error the button keeping only what this view needs (`place` names its
@@ -31,10 +35,6 @@ void show_error_if_from(AppState& app, const std::string& control);
 // keeping them too (true when drawn); the status line's list of stages not kept; a stage's
 // name for these notes.
 void draw_keep_offer(AppState& app, const std::string& place);
-// Whether a trace is on its way (computing, no error): a view without one says so, not "error".
-bool awaits_trace(const AppState& app);
-// What a view says where it has no trace to show: still computing it, or the session's error.
-const char* no_trace_text(const AppState& app);
 bool draw_not_kept(AppState& app, const StageSet& stages, const std::string& place);
 void draw_kept_note(AppState& app);
 std::string kept_stage_name(const AppState& app, Stage stage);
