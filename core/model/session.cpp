@@ -1,6 +1,17 @@
 #include "model/session.hpp"
 
+#include <cmath>
+
 namespace al {
+
+double ScaleSpec::multiplier(Index d_k) const {
+  switch (mode) {
+    case ScaleMode::SqrtDk: return 1.0 / std::sqrt(static_cast<double>(d_k));
+    case ScaleMode::None: return 1.0;
+    case ScaleMode::Custom: return factor;
+  }
+  return 1.0;
+}
 
 namespace {
 

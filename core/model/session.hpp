@@ -18,6 +18,8 @@ enum class ScaleMode { SqrtDk, None, Custom };
 struct ScaleSpec {
   ScaleMode mode = ScaleMode::SqrtDk;
   double factor = 1.0;  // used when mode == Custom: scaled = factor * QK^T
+  // What QKᵀ is multiplied by with heads d_k wide: 1/√d_k, 1 or the factor.
+  double multiplier(Index d_k) const;
   bool operator==(const ScaleSpec& o) const { return mode == o.mode && factor == o.factor; }
 };
 

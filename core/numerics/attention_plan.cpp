@@ -308,11 +308,7 @@ Result<Plan> make_plan(const Session& s) {
   plan.positional = c.positional;
   if (plan.alibi()) plan.alibi_slopes = alibi_slopes(plan.dims.heads);
 
-  switch (c.scale.mode) {
-    case ScaleMode::SqrtDk: plan.scale = 1.0 / std::sqrt(static_cast<double>(plan.dims.d_k)); break;
-    case ScaleMode::None: plan.scale = 1.0; break;
-    case ScaleMode::Custom: plan.scale = c.scale.factor; break;
-  }
+  plan.scale = c.scale.multiplier(plan.dims.d_k);
 
   plan.dropout_active = c.dropout.active();
   plan.dropout_p = c.dropout.p;

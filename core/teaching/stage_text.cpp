@@ -50,11 +50,7 @@ std::optional<TextDims> text_dims(const Session& s, const Trace* trace) {
   const Config& c = s.config;
   if (c.num_heads <= 0 || c.d_model <= 0 || c.d_model % c.num_heads != 0) return std::nullopt;
   const Index d_k = c.d_model / c.num_heads;
-  // As the computation's plan sets it (numerics/attention_plan.cpp).
-  const double scale = c.scale.mode == ScaleMode::SqrtDk ? 1.0 / std::sqrt(static_cast<double>(d_k))
-                       : c.scale.mode == ScaleMode::None ? 1.0
-                                                         : c.scale.factor;
-  return TextDims{c.d_model, c.num_heads, d_k, s.len_q(), s.len_kv(), scale};
+  return TextDims{c.d_model, c.num_heads, d_k, s.len_q(), s.len_kv(), c.scale.multiplier(d_k)};
 }
 
 // Variance of the finite values of a tensor (two passes, in double); NaN with fewer than two.
