@@ -1,3 +1,8 @@
+// Before any include: GCC 12 takes the AVX-512 intrinsics' deliberately undefined operand
+// (_mm512_undefined_ps, inside Eigen's 16-lane max and select) for an uninitialised variable.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "numerics/row_kernels.hpp"
 
 #include <Eigen/Core>
@@ -13,27 +18,96 @@ namespace {
 
 // Eigen's array expressions would peel an unaligned head with the scalar std::exp, which
 // would make results depend on addresses: hence packets on unaligned loads throughout.
+//
+// A row goes by in blocks of 16 floats, each lane of a block one chain of operations: in the
+// AVX-512 copy (compiled with its flags, core/CMakeLists.txt) a block is one 16-lane packet, in
+// the AVX2 copy two 8-lane ones, so the two copies give the same bits, and a CPU with full-width
+// 512-bit units takes the softmax in half the instructions (docs/performance.md, forty-first
+// pass: −3 to −12 % of a trace at 2048 and 4096 keys on AMD Zen 5).
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
+constexpr Index kBlock = 16;
+constexpr int kParts = static_cast<int>(kBlock / kLanes);
+static_assert(kParts * kLanes == kBlock, "a block is whole packets");
+struct Block {
+  Packet part[kParts];
+};
 
-// The last n % kLanes values of a row, padded with `pad`.
-Packet load_tail(const float* in, Index n, float pad) {
-  float tail[kLanes];
-  std::fill(tail, tail + kLanes, pad);
+// Block whose part k is f(k).
+template <typename F>
+EIGEN_STRONG_INLINE Block each_part(F f) {
+  Block b;
+  for (int k = 0; k < kParts; ++k) b.part[k] = f(k);
+  return b;
+}
+
+EIGEN_STRONG_INLINE Block splat(float value) {
+  return each_part([&](int) { return Eigen::internal::pset1<Packet>(value); });
+}
+
+EIGEN_STRONG_INLINE Block load(const float* in) {
+  return each_part([&](int k) { return Eigen::internal::ploadu<Packet>(in + k * kLanes); });
+}
+
+EIGEN_STRONG_INLINE void store(float* out, const Block& b) {
+  for (int k = 0; k < kParts; ++k) Eigen::internal::pstoreu(out + k * kLanes, b.part[k]);
+}
+
+// The last n < kBlock values of a row, padded with `pad`.
+Block load_tail(const float* in, Index n, float pad) {
+  float tail[kBlock];
+  std::fill(tail, tail + kBlock, pad);
   std::copy(in, in + n, tail);
-  return Eigen::internal::ploadu<Packet>(tail);
+  return load(tail);
+}
+
+EIGEN_STRONG_INLINE Block add(const Block& a, const Block& b) {
+  return each_part([&](int k) { return Eigen::internal::padd(a.part[k], b.part[k]); });
+}
+
+// NaNs in b are left out, as Eigen's pmax does (std::max's order).
+EIGEN_STRONG_INLINE Block lane_max(const Block& a, const Block& b) {
+  return each_part([&](int k) { return Eigen::internal::pmax(a.part[k], b.part[k]); });
+}
+
+// A block's lanes folded to eight lanes and reduced with Eigen's reduction of eight, as every
+// copy does it: the AVX-512 copy's one packet split into the halves that are the AVX2 copy's two.
+template <typename Combine, typename Reduce>
+float fold(const Block& b, Combine combine, Reduce reduce) {
+#ifdef __AVX512F__
+  static_assert(kParts == 1 && kLanes == 16, "the AVX-512 copy's block is one packet");
+  using Half = Eigen::internal::Packet8f;
+  float lanes[kBlock];
+  Eigen::internal::pstoreu(lanes, b.part[0]);
+  return reduce(combine(Eigen::internal::ploadu<Half>(lanes), Eigen::internal::ploadu<Half>(lanes + 8)));
+#else
+  Packet p[kParts];
+  std::copy(b.part, b.part + kParts, p);
+  for (int width = kParts / 2; width >= 1; width /= 2)
+    for (int k = 0; k < width; ++k) p[k] = combine(p[k], p[k + width]);
+  return reduce(p[0]);
+#endif
+}
+
+float sum_lanes(const Block& b) {
+  using namespace Eigen::internal;
+  return fold(b, [](const auto& x, const auto& y) { return padd(x, y); }, [](const auto& x) { return predux(x); });
+}
+
+float max_lanes(const Block& b) {
+  using namespace Eigen::internal;
+  return fold(b, [](const auto& x, const auto& y) { return pmax(x, y); }, [](const auto& x) { return predux_max(x); });
 }
 
 }  // namespace
 
 float row_max(const float* in, Index n) {
-  using namespace Eigen::internal;
   const float lowest = -std::numeric_limits<float>::infinity();
-  Packet acc = pset1<Packet>(lowest);
+  Block acc = splat(lowest);
   Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) acc = pmax(acc, ploadu<Packet>(in + j));
-  if (j < n) acc = pmax(acc, load_tail(in + j, n - j, lowest));
-  return predux_max(acc);
+  for (; j + kBlock <= n; j += kBlock) acc = lane_max(acc, load(in + j));
+  if (j < n) acc = lane_max(acc, load_tail(in + j, n - j, lowest));
+  return max_lanes(acc);
 }
 
 float scale_and_mask_row(const float* scores, float scale, float* scaled, const float* attend, float fill,
@@ -41,16 +115,18 @@ float scale_and_mask_row(const float* scores, float scale, float* scaled, const 
   using namespace Eigen::internal;
   const float lowest = -std::numeric_limits<float>::infinity();
   const Packet factor = pset1<Packet>(scale), filler = pset1<Packet>(fill), zero = pset1<Packet>(0.0f);
-  Packet acc = pset1<Packet>(lowest);
+  Block acc = splat(lowest);
   Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    Packet v = pmul(ploadu<Packet>(scores + j), factor);
-    pstoreu(scaled + j, v);
+  for (; j + kBlock <= n; j += kBlock) {
+    Block v = each_part([&](int k) { return pmul(ploadu<Packet>(scores + j + k * kLanes), factor); });
+    store(scaled + j, v);
     if (masked) {
-      v = pselect(pcmp_eq(ploadu<Packet>(attend + j), zero), filler, v);
-      pstoreu(masked + j, v);
+      v = each_part([&](int k) {
+        return pselect(pcmp_eq(ploadu<Packet>(attend + j + k * kLanes), zero), filler, v.part[k]);
+      });
+      store(masked + j, v);
     }
-    acc = pmax(acc, v);
+    acc = lane_max(acc, v);
   }
   float tail_max = lowest;
   for (; j < n; ++j) {
@@ -59,7 +135,7 @@ float scale_and_mask_row(const float* scores, float scale, float* scaled, const 
     if (masked) masked[j] = v = attend[j] != 0.0f ? v : fill;
     tail_max = std::max(tail_max, v);
   }
-  return predux_max(pmax(acc, pset1<Packet>(tail_max)));
+  return std::max(max_lanes(acc), tail_max);
 }
 
 double softmax_row(const float* in, float max, float* out, Index n, float* max_out, float* sum_out) {
@@ -70,17 +146,17 @@ double softmax_row(const float* in, float max, float* out, Index n, float* max_o
   // a trace at L = 2048 there (docs/performance.md, thirtieth pass).
   const float reciprocal = 1.0f / sum;
   const Packet factor = pset1<Packet>(reciprocal);
-  constexpr Index kChunk = 8 * kLanes;  // summed in float lanes, chunks added in double
+  constexpr Index kChunk = 4 * kBlock;  // summed in float lanes, chunks added in double
   double total = 0;
   Index j = 0;
-  while (j + kLanes <= n) {
-    Packet chunk = pset1<Packet>(0.0f);
-    for (const Index end = std::min(n, j + kChunk); j + kLanes <= end; j += kLanes) {
-      const Packet w = pmul(ploadu<Packet>(out + j), factor);
-      pstoreu(out + j, w);
-      chunk = padd(chunk, w);
+  while (j + kBlock <= n) {
+    Block chunk = splat(0.0f);
+    for (const Index end = std::min(n, j + kChunk); j + kBlock <= end; j += kBlock) {
+      const Block w = each_part([&](int k) { return pmul(ploadu<Packet>(out + j + k * kLanes), factor); });
+      store(out + j, w);
+      chunk = add(chunk, w);
     }
-    total += static_cast<double>(predux(chunk));
+    total += static_cast<double>(sum_lanes(chunk));
   }
   for (; j < n; ++j) {
     out[j] *= reciprocal;
@@ -95,27 +171,29 @@ float exp_shifted(const float* in, float* out, Index n, float max) {
   using namespace Eigen::internal;
   const Packet shift = pset1<Packet>(max), floor = pset1<Packet>(kExpNormalFloor), zero = pset1<Packet>(0.0f);
   // Below the floor exp() is under 1.1e-38, and a masked (-inf) cell must give exactly 0.
-  auto exp_of = [&](Packet x) {
-    const Packet shifted = psub(x, shift);
-    return pselect(pcmp_lt(shifted, floor), zero, exp_nonpositive(shifted));
+  auto exp_of = [&](const Block& x) {
+    return each_part([&](int k) {
+      const Packet shifted = psub(x.part[k], shift);
+      return pselect(pcmp_lt(shifted, floor), zero, exp_nonpositive(shifted));
+    });
   };
-  Packet sum = zero;
+  Block sum = splat(0.0f);
   Index j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const Packet e = exp_of(ploadu<Packet>(in + j));
-    pstoreu(out + j, e);
-    sum = padd(sum, e);
+  for (; j + kBlock <= n; j += kBlock) {
+    const Block e = exp_of(load(in + j));
+    store(out + j, e);
+    sum = add(sum, e);
   }
   if (j < n) {
     // Padding with -inf adds exp(-inf) = 0 to the sum (or NaN when max = -inf,
     // but then every value of the row is -inf and the row is NaN anyway).
-    float tail[kLanes];
-    const Packet e = exp_of(load_tail(in + j, n - j, -std::numeric_limits<float>::infinity()));
-    pstoreu(tail, e);
+    float tail[kBlock];
+    const Block e = exp_of(load_tail(in + j, n - j, -std::numeric_limits<float>::infinity()));
+    store(tail, e);
     std::copy(tail, tail + (n - j), out + j);
-    sum = padd(sum, e);
+    sum = add(sum, e);
   }
-  return predux(sum);
+  return sum_lanes(sum);
 }
 
 }  // namespace al::detail

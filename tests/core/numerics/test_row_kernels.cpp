@@ -1,6 +1,6 @@
 // The softmax's row kernels (numerics/row_kernels.hpp) against explicit loops: the scaled and
 // masked rows bit for bit, the row's largest value as a plain loop finds it (NaN left out),
-// at every length around the packet width, and a softmax row against exp in double.
+// at every length around the packet and block widths, and a softmax row against exp in double.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -81,7 +81,7 @@ TEST_CASE("scale_and_mask_row: the stages of a plain loop and the largest value 
 TEST_CASE("softmax_row with the given max: exp(x − max) / Σ in double, and the sum it reports") {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> value(-20.0f, 20.0f);
-  for (Index n : {1, 7, 8, 9, 64, 100, 1000}) {
+  for (Index n : {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 1000}) {
     CAPTURE(n);
     std::vector<float> in;
     for (Index j = 0; j < n; ++j) in.push_back(j % 5 == 3 ? -kInf : value(rng));
