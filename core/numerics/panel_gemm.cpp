@@ -1,3 +1,8 @@
+// Before any include: GCC 12 takes the AVX-512 intrinsics' deliberately undefined operand
+// (inside the casts and shuffles that split a 16-lane tile's row) for an uninitialised variable.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "numerics/panel_gemm.hpp"
 
 #include <Eigen/Core>
@@ -246,15 +251,34 @@ void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, In
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pset1<WidePacket>(0.0f);
   accumulate_wide_tile<kWideRows, kWidePanels>(acc, a, lda, panel, panel_stride, ldp, depth);
+  // Unrolled, with each branch outside its loop and the maxima in registers: rolled, GCC kept the
+  // accumulators on the stack and each row's max in memory, behind every store to `scaled`
+  // (which may alias it), and read the halves back from the stores (forty-first pass).
+  if (stream) {
+#pragma GCC unroll 6
+    for (int i = 0; i < kWideRows; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < kWidePanels; ++q) store_scores(c + i * ldc + q * kPanelWidth, acc[i][q], true);
+  } else {
+#pragma GCC unroll 6
+    for (int i = 0; i < kWideRows; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < kWidePanels; ++q) pstoreu(c + i * ldc + q * kPanelWidth, acc[i][q]);
+  }
+  if (!scaled) return;
   const WidePacket factor = pset1<WidePacket>(scale);
-  for (int i = 0; i < kWideRows; ++i)
+#pragma GCC unroll 6
+  for (int i = 0; i < kWideRows; ++i) {
+    Packet row_max = max[i];
+#pragma GCC unroll 4
     for (int q = 0; q < kWidePanels; ++q) {
-      store_scores(c + i * ldc + q * kPanelWidth, acc[i][q], stream);
-      if (!scaled) continue;
-      float* out = scaled + i * ldc + q * kPanelWidth;
-      pstoreu(out, pmul(acc[i][q], factor));
-      for (Index half = 0; half < kPanelWidth; half += kLanes) max[i] = pmax(max[i], ploadu<Packet>(out + half));
+      const WidePacket v = pmul(acc[i][q], factor);
+      pstoreu(scaled + i * ldc + q * kPanelWidth, v);
+      row_max = pmax(row_max, Packet(_mm512_castps512_ps256(v)));
+      row_max = pmax(row_max, Packet(_mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE))));  // upper half
     }
+    max[i] = row_max;
+  }
 }
 #endif
 
