@@ -23,7 +23,7 @@ namespace {
 // AVX-512 copy (compiled with its flags, core/CMakeLists.txt) a block is one 16-lane packet, in
 // the AVX2 copy two 8-lane ones, so the two copies give the same bits, and a CPU with full-width
 // 512-bit units takes the softmax in half the instructions (docs/performance.md, forty-first
-// pass: −3 to −12 % of a trace at 2048 and 4096 keys on AMD Zen 5).
+// pass: −3 to −13 % of a trace at 2048 and 4096 keys on AMD Zen 5).
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr Index kLanes = Eigen::internal::packet_traits<float>::size;
 constexpr Index kBlock = 16;
