@@ -1,8 +1,6 @@
-// Before any include: GCC 12 takes the AVX-512 intrinsics' deliberately undefined operand
-// (inside the casts and shuffles that split a 16-lane tile's row) for an uninitialised variable.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+// Over 600 lines: the panel GEMM is compiled once in each kernel copy (core/CMakeLists.txt,
+// wide_kernel_sources), and its packing, tiles, Q·Kᵀ sweep and packed-weight cache share one
+// set of tile constants and packet types.
 #include "numerics/panel_gemm.hpp"
 
 #include <Eigen/Core>
@@ -251,9 +249,8 @@ void multiply_wide_tile_scaled(const float* a, Index lda, const float* panel, In
   for (int i = 0; i < kWideRows; ++i)
     for (int q = 0; q < kWidePanels; ++q) acc[i][q] = pset1<WidePacket>(0.0f);
   accumulate_wide_tile<kWideRows, kWidePanels>(acc, a, lda, panel, panel_stride, ldp, depth);
-  // Unrolled, with each branch outside its loop and the maxima in registers: rolled, GCC kept the
-  // accumulators on the stack and each row's max in memory, behind every store to `scaled`
-  // (which may alias it), and read the halves back from the stores (forty-first pass).
+  // Unrolled, branches outside the loops, maxima in registers: rolled, GCC spilled the accumulators
+  // and chained each max through memory behind the stores to `scaled` (forty-first pass).
   if (stream) {
 #pragma GCC unroll 6
     for (int i = 0; i < kWideRows; ++i)

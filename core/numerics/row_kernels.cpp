@@ -1,8 +1,3 @@
-// Before any include: GCC 12 takes the AVX-512 intrinsics' deliberately undefined operand
-// (_mm512_undefined_ps, inside Eigen's 16-lane max and select) for an uninitialised variable.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include "numerics/row_kernels.hpp"
 
 #include <Eigen/Core>
