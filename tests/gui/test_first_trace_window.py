@@ -16,6 +16,7 @@ Then the trace arrives: the heatmaps show and the status reports the computed tr
 import json
 import os
 import sys
+import time
 
 import wiring_util as wu  # first: it runs this test again under /usr/bin/python3 if this python lacks numpy
 from files_test_util import App, user_dirs
@@ -73,8 +74,14 @@ def check_while_computing(lang):
 
         # The pixels of that state, grabbed from the screen, and the state once more after the
         # grab: the picture is of the computing window only if it was still computing then.
+        # The X server draws a swapped frame when it gets to it: on a busy machine the first grab
+        # may still find the window black, so look again for a moment (still while computing).
         window = app_window()
-        pixels = wu.grab(window)
+        for _ in range(20):
+            pixels = wu.grab(window)
+            if pixels.max() > 100:
+                break
+            time.sleep(0.1)
         after = app.state() or {"widgets": {}}
         if "status.computing_first" in after["widgets"]:
             from PIL import Image

@@ -159,8 +159,10 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
     }
   }
   record_frame_facts(app, fb_width, fb_height);
-  app.widgets.write();
   glfwSwapBuffers(window);
+  // After the swap: a test that reads this frame's widgets and then grabs the screen finds the
+  // frame there (written before, a busy machine let a grab see the black window it replaced).
+  app.widgets.write();
   app.textures.collect_unused();
   app.derived.collect_unused();
   ++app.frame;
