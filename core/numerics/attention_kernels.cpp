@@ -336,14 +336,7 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   // V of each K/V head packed once into column panels for ·V (numerics/panel_gemm.hpp), the
   // weights read in place: Eigen's GEMM packs V, and copies the whole weights block, again for
   // every block of rows (at L = 4096 a block of weights is 2 MiB, past the L2 cache).
-  // The panels of K and V are kept for the calling thread's next trace, as the stages' buffers
-  // are recycled: packed into fresh memory, they were nearly all of a warm trace's page faults
-  // (about 150 at L = 512), each a trip to the host on a VM that shadows the page tables. Named
-  // by references: the team's threads, running the lambdas below, must see this thread's copies.
-  thread_local std::vector<PanelMatrix> kept_v_panels, kept_k_panels;
-  std::vector<PanelMatrix>& v_panels = kept_v_panels;
-  std::vector<PanelMatrix>& k_panels = kept_k_panels;
-  v_panels.resize(pass.context ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
+  std::vector<PanelMatrix> v_panels(pass.context ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
   parallel_for(static_cast<Index>(v_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
     pack_panels(pass.v->data.data() + i * lk * d_k, d_k, lk, d_k, v_panels[static_cast<size_t>(i)]);
   });
@@ -355,7 +348,7 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   // core's L2) and pack K again for it, and a second pass scaled it. Chosen by length alone,
   // so an edit's recompute gives the bits of a fresh computation.
   const bool sweep = lk > kSweepAboveKeys && (pass.scores.out || pass.scores.dropped);
-  k_panels.resize(sweep ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
+  std::vector<PanelMatrix> k_panels(sweep ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
   parallel_for(static_cast<Index>(k_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
     pack_panels_transposed(pass.k->data.data() + i * lk * d_k, d_k, d_k, lk, k_panels[static_cast<size_t>(i)]);
   });
