@@ -14,6 +14,7 @@
 #include "cli_grad.hpp"
 #include "cli_train.hpp"
 #include "cli_trace.hpp"
+#include "base/heap_policy.hpp"
 #include "io/session_io.hpp"
 #include "numerics/kernel_dispatch.hpp"
 #ifdef ATTENTION_LAB_HAS_GUI
@@ -111,6 +112,7 @@ void ensure_passive_openmp(char** argv) {
 
 int main(int argc, char** argv) {
   ensure_passive_openmp(argv);
+  al::keep_freed_memory_in_heap();  // before anything is allocated and freed
   try {
     return dispatch(argc, argv);
   } catch (const std::bad_alloc&) {

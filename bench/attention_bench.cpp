@@ -30,9 +30,11 @@
 #include "numerics/flash_attention.hpp"
 #include "numerics/linear_attention.hpp"
 #include "io/session_io.hpp"
+#include "base/heap_policy.hpp"
 #include "base/random.hpp"
 #include "base/thread_team.hpp"
 #include "numerics/attention_kernels.hpp"
+#include "page_faults.hpp"
 #include "peer_session.hpp"
 
 namespace {
@@ -77,12 +79,14 @@ void time_full_trace(benchmark::State& state, const al::ComputeOptions& options)
   const al::Session& s = cached_session(state.range(0));
   if (!warm_up(state, s, options)) return;
   std::shared_ptr<const al::Trace> trace;
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) {
     trace = compute_or_skip(state, s, options);
     if (!trace) return;
     benchmark::DoNotOptimize(trace.get());
     trace.reset();  // free before the next iteration, as the app drops an old trace
   }
+  faults.report(state);
   state.counters["trace_MiB"] = static_cast<double>(*al::estimate_trace_bytes(s)) / (1 << 20);
 }
 
@@ -118,6 +122,7 @@ void FullTraceSummarized(benchmark::State& state) {
 // first computation or a change of sizes does.
 void FullTraceCold(benchmark::State& state) {
   const al::Session& s = cached_session(state.range(0));
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) {
     auto trace = compute_or_skip(state, s);
     if (!trace) return;
@@ -125,6 +130,7 @@ void FullTraceCold(benchmark::State& state) {
     trace.reset();
     al::release_recycled_stage_buffers();
   }
+  faults.report(state);
 }
 
 // Where compute()'s time goes, from its progress callback: it reports 0 once
@@ -135,6 +141,7 @@ void FullTraceStages(benchmark::State& state) {
   if (!warm_up(state, s, {})) return;
   using Clock = std::chrono::steady_clock;
   double allocation_ms = 0, projection_ms = 0, heads_ms = 0, output_ms = 0;
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) {
     Clock::time_point start = Clock::now(), allocated = start, projected = start, heads_done = start, end = start;
     al::ComputeOptions options;
@@ -160,6 +167,7 @@ void FullTraceStages(benchmark::State& state) {
   state.counters["projection_ms"] = projection_ms / n;
   state.counters["heads_ms"] = heads_ms / n;
   state.counters["output_ms"] = output_ms / n;
+  faults.report(state);
 }
 
 void Flash(benchmark::State& state) {
@@ -215,12 +223,14 @@ void Incremental(benchmark::State& state, Edit edit) {
     case Edit::WO: after = al::with_cell(before, al::InputId::WO, 0, 0.5f); break;
     case Edit::Causal: after = al::with_causal(before, true); break;
   }
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) {
     auto trace = edit == Edit::None ? compute_or_skip(state, after)
                                     : compute_or_skip(state, after, {}, &before, previous);
     if (!trace) return;
     benchmark::DoNotOptimize(trace.get());
   }
+  faults.report(state);
 }
 
 void Seed000(benchmark::State& state, bool flash) {
@@ -334,4 +344,12 @@ BENCHMARK_CAPTURE(Incremental, edit_mask, Edit::Causal)->Apply(timed);
 BENCHMARK_CAPTURE(Seed000, full_trace, false)->Apply(timed);
 BENCHMARK_CAPTURE(Seed000, flash, true)->Apply(timed);
 
-BENCHMARK_MAIN();
+// The heap policy of the app's main() (base/heap_policy.hpp), so that what is timed is what the app runs.
+int main(int argc, char** argv) {
+  al::keep_freed_memory_in_heap();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

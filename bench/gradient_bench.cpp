@@ -14,6 +14,7 @@
 #include "numerics/backward.hpp"
 #include "base/random.hpp"
 #include "training/training.hpp"
+#include "page_faults.hpp"
 #include "peer_session.hpp"
 
 namespace {
@@ -26,6 +27,7 @@ void time_forward_backward(benchmark::State& state, bool keep_stages) {
   const al::Tensor upstream = al::random_normal({1, state.range(0), kDModel}, 10, 1.0);
   al::BackwardOptions options;
   options.keep_stages = keep_stages;
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) {
     auto trace = al::compute(s);
     if (!trace) return state.SkipWithError(trace.error().message.c_str());
@@ -33,6 +35,7 @@ void time_forward_backward(benchmark::State& state, bool keep_stages) {
     if (!grads) return state.SkipWithError(grads.error().message.c_str());
     benchmark::DoNotOptimize(grads->inputs.data());
   }
+  faults.report(state);
 }
 
 void ForwardBackward(benchmark::State& state) { time_forward_backward(state, false); }
@@ -45,7 +48,9 @@ void gradient_lengths(benchmark::internal::Benchmark* b) {
 
 void TrainingStep(benchmark::State& state, al::ToyTask task) {
   al::Trainer trainer(al::default_training(task));
+  const al::bench::PageFaultCounter faults;
   for (auto _ : state) benchmark::DoNotOptimize(trainer.step());
+  faults.report(state);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "numerics/attention.hpp"
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "base/heap_policy.hpp"
 #include "base/thread_team.hpp"
 #include "model/stage_heads.hpp"
 #include "numerics/attention_kernels.hpp"
@@ -400,12 +400,10 @@ void warm_up(const std::function<bool()>& session_loading) {
   ComputeOptions options;
   options.summarize = true;
   (void)compute(s, options);
-  // Stages up to 32 MiB come from the heap, not from fresh mmap pages each, and the heap keeps
-  // up to 64 MiB it no longer uses. While the session loads, grow the heap by a block and fault
-  // its pages in a chunk at a time, then free it: the first trace's packed weights and stages
-  // land on pages faulted in while the learner waited for the file anyway.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  // While the session loads, grow the heap by a block and fault its pages in a chunk at a time,
+  // then free it: with the heap keeping what is freed (base/heap_policy.hpp), the first trace's
+  // packed weights and stages land on pages faulted in while the learner waited for the file anyway.
+  keep_freed_memory_in_heap();
   constexpr Index kBlockFloats = kWarmHeapBytes / sizeof(float), kChunkFloats = Index{64} << 10;
   const std::unique_ptr<float[]> block(new float[kBlockFloats]);
   for (Index at = 0; at < kBlockFloats && session_loading(); at += kChunkFloats)
