@@ -9,8 +9,8 @@ namespace al {
 // edit; with glibc's own policy, whose thresholds move with what the process happened to free
 // first, they came back as fresh pages in some processes and not in others: FullTrace at
 // L = 512 faulted 0 or 143 times a trace (5.95 against 8.42 ms) depending on the lengths run
-// before it (issue 16, forty-fifth pass). Every program that computes sets it first thing in
-// main(), so the window, the command line and the benchmarks all run with it. Idempotent.
+// before it (issue 16, forty-fifth pass). attention-lab's main() and attention_bench's set it
+// first thing, so the window, the command line and the benchmarks all run with it. Idempotent.
 void keep_freed_memory_in_heap();
 
 }  // namespace al

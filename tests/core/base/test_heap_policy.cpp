@@ -13,6 +13,7 @@
 
 using namespace al;
 
+#if !defined(__SANITIZE_ADDRESS__)
 namespace {
 
 long thread_page_faults() {
@@ -39,6 +40,7 @@ long allocate_write_free() {
 }
 
 }  // namespace
+#endif
 
 TEST_CASE("keep_freed_memory_in_heap: what one computation frees, the next one writes without page faults") {
 #if defined(__SANITIZE_ADDRESS__)
@@ -46,9 +48,7 @@ TEST_CASE("keep_freed_memory_in_heap: what one computation frees, the next one w
 #else
   keep_freed_memory_in_heap();
   keep_freed_memory_in_heap();  // idempotent
-  const long first = allocate_write_free();
-  // The first round may grow the heap: 34 MiB of 4 KiB pages is 8 700 faults (fewer on huge pages).
-  CHECK(first >= 0);
+  (void)allocate_write_free();  // the first round may grow the heap: up to 8 700 faults of 4 KiB pages
   // Later rounds find the same blocks resident. glibc's own moving thresholds handed the 34 MiB
   // back to the kernel at every round in a fresh process (8 700 faults a round). A few faults for
   // the allocator's bookkeeping are allowed.
