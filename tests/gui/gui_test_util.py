@@ -111,14 +111,25 @@ class Failures:
 
 def screenshot(binary, source, stage, out_dir, name, extra=()):
     """Runs `attention-lab screenshot` and returns (image, widgets json)."""
+    return screenshots(binary, source, [stage], out_dir, name, extra)[stage]
+
+
+def screenshots(binary, source, stages, out_dir, name, extra=()):
+    """One `attention-lab screenshot --stage a,b,...` run, one window stepped through the stages:
+    {stage: (image, widgets json)}, the files named name-STAGE.png/.json (name.png/.json for one)."""
     png = os.path.join(out_dir, name + ".png")
     widgets = os.path.join(out_dir, name + ".json")
-    command = [binary, "screenshot", source, "--stage", stage, "--out", png,
+    command = [binary, "screenshot", source, "--stage", ",".join(stages), "--out", png,
                "--size", "1600x1000", "--widgets-out", widgets, *extra]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
-    return read_png(png), json.load(open(widgets))
+
+    def named(path, stage):  # where the app wrote a stage's file: the stage before the extension
+        stem, extension = os.path.splitext(path)
+        return path if len(stages) == 1 else f"{stem}-{stage}{extension}"
+
+    return {stage: (read_png(named(png, stage)), json.load(open(named(widgets, stage)))) for stage in stages}
 
 
 def cell_sample_point(rect, row, col):

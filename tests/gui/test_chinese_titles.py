@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from gui_test_util import Failures, output_dir, screenshot, temporary_dir
+from gui_test_util import Failures, output_dir, screenshot, screenshots, temporary_dir
 
 binary = sys.argv[1]
 out = output_dir("chinese-titles")
@@ -32,9 +32,9 @@ def titles(widgets):
 
 seen = set()
 for preset, extra in (("seed-000-usage", []), ("cross-attention", ["--open", "gradients"])):
-    for stage in STAGES:
+    shots = screenshots(binary, preset, STAGES, out, f"{preset}-zh", ["--lang", "zh", *extra])
+    for stage, (_, widgets) in shots.items():
         name = f"{preset}-{stage}-zh"
-        _, widgets = screenshot(binary, preset, stage, out, name, ["--lang", "zh", *extra])
         shown = titles(widgets)
         failures.check(len(shown) > 0, f"[{name}] the heatmaps report their titles")
         for heatmap, title in shown.items():

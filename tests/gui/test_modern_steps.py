@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from gui_test_util import Failures, output_dir, screenshot
+from gui_test_util import Failures, output_dir, screenshot, screenshots
 
 binary, source_dir = sys.argv[1], sys.argv[2]
 out = output_dir("modern-steps")
@@ -19,9 +19,9 @@ LLAMA_STEPS = ["x", "qkv", "rope", "scores", "scaled", "masked", "weights", "dro
                "output"]
 
 for lang in ("en", "zh"):
-    for step in LLAMA_STEPS:
-        _, widgets = screenshot(binary, "llama-block", step, out, f"llama-{step}-{lang}",
-                                ["--lang", lang, "--open", "explain", "--pin", "scores:0:5:3:1"])
+    shots = screenshots(binary, "llama-block", LLAMA_STEPS, out, f"llama-{lang}",
+                        ["--lang", lang, "--open", "explain", "--pin", "scores:0:5:3:1"])
+    for step, (_, widgets) in shots.items():
         w = widgets["widgets"]
         failures.check(widgets.get("step") == step, f"[{lang}] at step {step}, got {widgets.get('step')}")
         failures.check(widgets.get("missing_glyphs", "") == "", f"[{lang}] {step}: missing glyphs {widgets.get('missing_glyphs')}")

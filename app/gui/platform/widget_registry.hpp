@@ -11,7 +11,11 @@ namespace al::gui {
 
 class WidgetRegistry {
  public:
-  void set_output(std::string path) { path_ = std::move(path); }
+  // A new path gets this frame's content even when it equals what the old path got.
+  void set_output(std::string path) {
+    path_ = std::move(path);
+    last_written_.clear();
+  }
   bool enabled() const { return !path_.empty(); }
 
   void begin_frame();

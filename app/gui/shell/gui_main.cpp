@@ -112,8 +112,9 @@ std::string window_title(const AppState& app) {
   return std::string(app.model.modified() ? "• " : "") + app.document + " — Attention Lab";
 }
 
-// Builds and renders one frame; returns false if the screenshot failed.
-bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
+// Builds and renders one frame, and writes it to `picture` unless that is empty; returns false
+// if the picture could not be written.
+bool render_frame(AppState& app, GLFWwindow* window, const std::string& picture) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   {  // The backend polled the pointer; this frame sees it as the trickle paces it.
@@ -152,8 +153,8 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
   bool ok = true;
-  if (capture) {
-    if (auto error = write_back_buffer_png(app.options.out, fb_width, fb_height)) {
+  if (!picture.empty()) {
+    if (auto error = write_back_buffer_png(picture, fb_width, fb_height)) {
       std::fprintf(stderr, "attention-lab: %s\n", error->c_str());
       ok = false;
     }
@@ -167,6 +168,13 @@ bool render_frame(AppState& app, GLFWwindow* window, bool capture) {
   app.derived.collect_unused();
   ++app.frame;
   return ok;
+}
+
+// The next picture of a screenshot run: its stage and tab, and where its widgets go.
+void begin_shot(AppState& app, const Options::Shot& shot) {
+  app.view.step = *step_from_name(shot.stage);
+  app.view.select_tab = shot.tab;
+  app.widgets.set_output(shot.widgets_out);
 }
 
 // A first trace of this size or more opens the window before it is done: at 2048 tokens
@@ -296,6 +304,8 @@ int run(AppState& app) {
   int exit_code = 0;
   std::unique_ptr<FrameStats> stats;
   if (options.frame_stats) stats = std::make_unique<FrameStats>(options.frame_stats_out, options.frames > 0 ? options.frames : 120);
+  size_t shot = 0;  // the picture being taken (options.shots), from frame shot_first_frame on
+  int shot_first_frame = 0;
   std::string title = window_title(app);
   // A screenshot and --frames N draw every frame until done: nobody may be
   // there to give the input an idle app waits for.
@@ -354,10 +364,11 @@ int run(AppState& app) {
     const Language language = app.i18n.language();
     const Step step = app.view.step;
     if (apply_presentation(app, window, ui_scale, ui_texts)) frames_to_draw = std::max(frames_to_draw, 2);
-    // The picture is taken from kScreenshotFrames on, once a large session's gradients,
-    // computed off this thread, are there.
-    const bool capture = options.screenshot && app.frame + 1 >= kScreenshotFrames && !gradients_pending(app);
-    if (!render_frame(app, window, capture)) exit_code = 1;
+    // Each picture is taken kScreenshotFrames after its shot began, once the trace and a large
+    // session's gradients, computed off this thread, are there.
+    const bool capture = options.screenshot && app.frame + 1 >= shot_first_frame + kScreenshotFrames &&
+                         !app.model.computing() && !gradients_pending(app);
+    if (!render_frame(app, window, capture ? options.shots[shot].out : std::string())) exit_code = 1;
     last_frame_time = glfwGetTime();
     for (const auto& waited : input.keys.end_frame())  // the next frame sees these
       ImGui_ImplGlfw_KeyCallback(window, waited.key, waited.scancode, waited.action, waited.mods);
@@ -370,7 +381,11 @@ int run(AppState& app) {
       glfwSetWindowTitle(window, now.c_str());
       title = now;
     }
-    if (capture) break;
+    if (capture) {
+      if (++shot == options.shots.size()) break;
+      begin_shot(app, options.shots[shot]);
+      shot_first_frame = app.frame;
+    }
     if (stats ? stats->done() : options.frames > 0 && app.frame >= options.frames) break;
   }
   if (stats) {
@@ -380,7 +395,7 @@ int run(AppState& app) {
   }
 
   // `--out` outside screenshot mode: a picture of the last state (tests, bug reports).
-  if (!options.screenshot && !options.out.empty() && !render_frame(app, window, true)) exit_code = 1;
+  if (!options.screenshot && !options.out.empty() && !render_frame(app, window, options.out)) exit_code = 1;
 
   exit_code = std::max(exit_code, heatmap_png_exit_status(app));  // --export-heatmap
 

@@ -5,7 +5,9 @@
 // flags (also for tests): --widgets-out f.json, --save-on-exit f.json, --frames N
 #include "shell/options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 namespace al::gui {
 
@@ -16,6 +18,8 @@ const char* usage_text() {
          "       attention-lab screenshot <preset | session.json> --stage NAME --out FILE.png\n"
          "                     [--size WxH] [--lang en|zh] [--head N] [--tab config|matrices|mask]\n"
          "                     [--widgets-out FILE]\n"
+         "                  --stage and --tab take comma-separated lists: one picture of each stage with\n"
+         "                  each tab, in one window, FILE-STAGE[-TAB].png (and .json for --widgets-out)\n"
          "       --open WINDOW (repeatable) opens a floating window at start: flash, linear, lessons,\n"
          "                  explain, token_lines, heads, diff, export,\n"
          "                  sqrt_dk, mask_fill, softmax_stability, fused_qkv, quiz, decode, rope,\n"
@@ -82,6 +86,42 @@ std::string known_window_names() {
   for (const char* known : kWindowNames) names += (names.empty() ? "" : ", ") + std::string(known);
   return names;
 }
+
+// "a,b,,c" -> {a, b, c}; never empty ("" -> {""}, which the caller then rejects by name).
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) items.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  if (items.empty()) items.push_back(text);
+  return items;
+}
+
+// "dir/name.png" + "weights" -> "dir/name-weights.png" (the suffix before the extension).
+std::string with_suffix(const std::string& path, const std::string& suffix) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return has_extension ? path.substr(0, dot) + suffix + path.substr(dot) : path + suffix;
+}
+
+// One picture per stage and tab. Several pictures name their files after the stage (and the tab,
+// when --tab is given): --out shots/s.png -> shots/s-weights-mask.png; one keeps --out as it is.
+void plan_shots(const std::vector<std::string>& stages, const std::vector<std::string>& tabs, Options* options) {
+  const std::vector<std::string> tab_list = tabs.empty() ? std::vector<std::string>{""} : tabs;
+  const bool several = stages.size() * tab_list.size() > 1;
+  for (const auto& stage : stages)
+    for (const auto& tab : tab_list) {
+      const std::string suffix = several ? "-" + stage + (tab.empty() ? "" : "-" + tab) : "";
+      options->shots.push_back({stage, tab, with_suffix(options->out, suffix),
+                                options->widgets_out.empty() ? "" : with_suffix(options->widgets_out, suffix)});
+    }
+  options->out = options->shots.front().out;
+  options->widgets_out = options->shots.front().widgets_out;
+}
 }  // namespace
 
 std::optional<std::string> parse_options(int argc, char** argv, Options* options) {
@@ -90,6 +130,7 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     options->screenshot = true;
     ++i;
   }
+  std::vector<std::string> stages, tabs;  // --stage a,b and --tab c,d: a screenshot of each pair
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](std::string* out) -> bool {
@@ -99,8 +140,11 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     };
     std::string text;
     if (arg == "--stage") {
-      if (!value(&options->stage)) return "--stage needs a stage name";
-      if (!step_from_name(options->stage)) return "unknown stage '" + options->stage + "'";
+      if (!value(&text)) return "--stage needs a stage name";
+      stages = split_list(text);
+      for (const auto& stage : stages)
+        if (!step_from_name(stage)) return "unknown stage '" + stage + "'";
+      options->stage = stages.front();
     } else if (arg == "--out") {
       if (!value(&options->out)) return "--out needs a file name";
     } else if (arg == "--size") {
@@ -118,9 +162,11 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!value(&text) || !parse_int(text, &options->head) || options->head < 0)
         return "--head takes a head index (0, 1, ...)";
     } else if (arg == "--tab") {
-      if (!value(&options->tab) ||
-          (options->tab != "config" && options->tab != "matrices" && options->tab != "mask"))
-        return "--tab takes config, matrices or mask";
+      if (!value(&text)) return "--tab takes config, matrices or mask";
+      tabs = split_list(text);
+      for (const auto& tab : tabs)
+        if (tab != "config" && tab != "matrices" && tab != "mask") return "--tab takes config, matrices or mask";
+      options->tab = tabs.front();
     } else if (arg == "--open") {
       if (!value(&text) || !known_window(text))
         return "--open takes a window name: " + std::string(known_window_names());
@@ -183,6 +229,9 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     if (options->source.empty()) return "screenshot needs a preset or session file";
     if (options->out.empty()) return "screenshot needs --out FILE.png";
     if (options->stage.empty()) return "screenshot needs --stage NAME";
+    plan_shots(stages, tabs, options);
+  } else if (stages.size() > 1 || tabs.size() > 1) {
+    return "a list after --stage or --tab is for screenshot (one picture each)";
   }
   return std::nullopt;
 }

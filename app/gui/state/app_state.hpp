@@ -51,6 +51,12 @@ struct Options {
   bool quiz_hide_cell = false;   // --quiz-hide cell: the quiz covers one cell instead of the stage
   Index memory_limit = 0;        // --memory-limit BYTES: the traces' limit (0: the machine's default; tests)
   std::optional<StageSet> keep;  // --keep STAGES: keep only these (B, h, Lq, Lk) stages while over the limit
+  // screenshot: the pictures to take, in order, in one window. `--stage a,b --tab c,d` asks for
+  // each stage with each tab; the first is also `stage`, `tab`, `out` and `widgets_out` above.
+  struct Shot {
+    std::string stage, tab, out, widgets_out;
+  };
+  std::vector<Shot> shots;
 };
 
 // A cell of a heatmap on screen: which heatmap (its widget name) and where.
