@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from gui_test_util import Failures, output_dir, screenshot, temporary_dir
+from gui_test_util import Failures, output_dir, screenshot, screenshots, temporary_dir
 
 binary = sys.argv[1]
 out = output_dir("chinese-ui")
@@ -77,9 +77,9 @@ def check_lines(label, lines_text, full_text_rect, window_right, must_wrap=True)
 
 # The step explanation beside the heatmaps, at several window widths (its width follows the window).
 for width in (720, 800, 900, 1040):
-    for stage in ("scaled", "masked", "dropped", "w_o"):
-        _, widgets = screenshot(binary, "default", stage, out, f"narrow-{stage}-{width}",
-                                ["--lang", "zh", "--size", f"{width}x700"])
+    shots = screenshots(binary, "default", ["scaled", "masked", "dropped", "w_o"], out, f"narrow-{width}",
+                        ["--lang", "zh", "--size", f"{width}x700"])
+    for stage, (_, widgets) in shots.items():
         lines = widgets.get("explanation.text.lines")
         rect = widgets["widgets"].get("explanation.text")
         if lines is None or rect is None:
