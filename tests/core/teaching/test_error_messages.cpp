@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "editing/import.hpp"
@@ -76,18 +77,15 @@ std::optional<std::string> chinese_error(const Error& error) {
 
 // English words the learner wrote themselves (keys, values, the file's name) may be quoted back.
 std::vector<std::string> foreign_words(const std::string& text, const std::string& own) {
-  static const std::regex quoted("“[^”]*”|[0-9]+(x[0-9]+)+");  // and shapes (1x2x2)
-  static const std::regex word("[A-Za-z_][A-Za-z_0-9]*");
   // The session format's keys (docs/session-format.md), listed when one is misspelt.
   std::set<std::string> allowed = {"format", "version", "description", "config", "tokens",
                                    "weights", "mode", "attention", "bias", "scale", "mask", "dropout", "causal",
                                    "custom", "training", "seed", "shape", "layout", "positional", "window"};
-  for (auto it = std::sregex_iterator(own.begin(), own.end(), word); it != std::sregex_iterator(); ++it)
-    allowed.insert(it->str());
-  std::vector<std::string> found;
-  for (const std::string& w : english_words(std::regex_replace(text, quoted, "")))
-    if (!allowed.count(w)) found.push_back(w);
-  return found;
+  for (const std::string& w : find_all(own, "[A-Za-z_][A-Za-z_0-9]*")) allowed.insert(w);
+  std::vector<std::string> foreign;
+  for (const std::string& w : english_words(erase_all(text, "“[^”]*”|[0-9]+(x[0-9]+)+")))  // and shapes (1x2x2)
+    if (!allowed.count(w)) foreign.push_back(w);
+  return foreign;
 }
 }  // namespace
 

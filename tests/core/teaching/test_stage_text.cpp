@@ -8,7 +8,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <regex>
 #include <set>
 
 #include "i18n_tables.hpp"
@@ -80,15 +79,11 @@ double number_after(const std::string& text, const std::string& label) {
 
 
 // "1 heads", "h = 1 heads", "1 K/V heads": a count of one before a plural noun.
-const std::regex& one_and_plural() {
+bool one_and_plural_found(const std::string& text) {
   // The 1 must not end another number (11, 0.1) nor follow an operator ("2·w − 1 keys" is a count).
-  static const std::regex pattern(
-      R"((^|[^0-9.\s+\-−]|[^+\-−\s] )1 (K/V )?)"
-      R"((heads|tokens|numbers|columns|keys|pairs|slices|blocks|positions|sequences|tries|head outputs|columns are)\b)");
-  return pattern;
+  return found(text, R"((^|[^0-9.\s+\-−]|[^+\-−\s] )1 (K/V )?)"
+                     R"((heads|tokens|numbers|columns|keys|pairs|slices|blocks|positions|sequences|tries|head outputs|columns are)\b)");
 }
-
-bool one_and_plural_found(const std::string& text) { return std::regex_search(text, one_and_plural()); }
 
 struct Case {
   std::string name;
@@ -164,7 +159,7 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
             CHECK_MESSAGE(english_words(*s).empty(), "English in the Chinese text: " << *s);
         else
           for (const std::string* s : {&text.title, &text.numbers, &text.explain})
-            CHECK_MESSAGE(!std::regex_search(*s, one_and_plural()), "a plural after 1: " << *s);
+            CHECK_MESSAGE(!one_and_plural_found(*s), "a plural after 1: " << *s);
         texts[step] = text;
       }
       const StepText& x = texts[Step::X];
@@ -298,9 +293,7 @@ TEST_CASE("a placeholder's noun follows its number: {n:one|other}") {
     if (key.rfind("error.pattern.", 0) == 0) continue;
     std::string filled_text = text;
     TextParams ones;
-    static const std::regex placeholder(R"(\{([a-z_]+)(:[^{}|]*\|[^{}]*)?\})");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), placeholder); it != std::sregex_iterator(); ++it)
-      ones.push_back({(*it)[1].str(), "1"});
+    for (const std::string& name : find_all(text, R"(\{([a-z_]+)(:[^{}|]*\|[^{}]*)?\})", 1)) ones.push_back({name, "1"});
     substitute(&filled_text, ones);
     CHECK_MESSAGE(!one_and_plural_found(filled_text), key << ": " << filled_text);
   }
@@ -385,11 +378,8 @@ TEST_CASE("the heads a preset's description names are the heads where the trace 
 
 TEST_CASE("every preset has a Chinese description, in Chinese, with the English one's numbers (heads count from 0)") {
   auto numbers = [](const std::string& text) {
-    static const std::regex number("[0-9]+(\\.[0-9]+)?");
-    std::multiset<std::string> found;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
-      found.insert(it->str());
-    return found;
+    const std::vector<std::string> all = find_all(text, "[0-9]+(\\.[0-9]+)?");
+    return std::multiset<std::string>(all.begin(), all.end());
   };
   for (const PresetInfo& preset : list_presets()) {
     CAPTURE(preset.name);
