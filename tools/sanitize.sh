@@ -12,8 +12,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 build_dir=${BUILD_DIR:-build-asan}
 
-# The kernels are checked in their one portable copy: the AVX2 copy is the same source, and
-# its link step (ld -r, hidden symbols) is for shipped binaries, not instrumented ones.
+# The trace runs its one portable copy of the kernels here: the wider copies' link step (ld -r,
+# hidden symbols) is for shipped binaries, not instrumented ones. The code only those copies
+# compile (16-lane tiles, streamed stores, the rows' 16-float blocks) is instrumented through the
+# panel GEMM's and softmax rows' own tests, built with each copy's flags (wide_kernel_tests_*,
+# tests/CMakeLists.txt; skipped on a CPU without the instructions).
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTENTION_LAB_SANITIZE=ON \
   -DATTENTION_LAB_BUILD_BENCH=OFF -DATTENTION_LAB_AVX2_KERNELS=OFF >/dev/null
 cmake --build "$build_dir" -j2
