@@ -36,6 +36,17 @@ JSON
 long_keys 2085 32 >"$work/long-keys.json"
 long_keys 1088 32 >"$work/aligned-keys.json"
 long_keys 300 128 >"$work/wide-heads.json"
+# AL_TEST_WIDER_KERNELS=1 (tests/CMakeLists.txt): this build has the AVX2 and AVX-512 copies.
+# Without them (the sanitizer build) every path is the portable one and there is nothing to
+# compare: the three long-key sessions are still traced, under the sanitizers there, since no
+# other test takes their shapes through the command line.
+if [ "${AL_TEST_WIDER_KERNELS:-0}" != 1 ]; then
+  for session in long-keys aligned-keys wide-heads; do
+    "$bin" trace "$work/$session.json" --summary >/dev/null
+    echo "$session: traced (one kernel path in this build, nothing to compare)"
+  done
+  exit 0
+fi
 for preset in $("$bin" --list-presets | cut -d' ' -f1) "$work/long-keys.json" "$work/aligned-keys.json" \
     "$work/wide-heads.json"; do
   "$bin" trace "$preset" --json >"$work/fast.json"
