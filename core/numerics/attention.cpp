@@ -339,6 +339,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   pass.row_max = row_max ? row_max->data.data() : nullptr;
   pass.row_sum = row_sum ? row_sum->data.data() : nullptr;
   pass.context = out(Stage::Context) ? out(Stage::Context)->data.data() : nullptr;
+  pass.concat = pass.context && out(Stage::Concat) ? out(Stage::Concat)->data.data() : nullptr;
   pass.fully_masked = trace->fully_masked_rows.data();
   pass.checks = &trace->checks;  // filled where the weights are computed; reused weights keep their checks
   if (reuse[Stage::Weights]) trace->checks = previous->checks;
@@ -346,7 +347,7 @@ Result<std::shared_ptr<Trace>> run(const Plan& plan, const ComputeOptions& optio
   progress(0.9f);
   if (progress.cancelled()) return cancelled();
 
-  if (out(Stage::Concat)) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));
+  if (out(Stage::Concat) && !pass.concat) detail::concat_heads(d, trace->stage(Stage::Context), *out(Stage::Concat));
   if (out(Stage::Output)) detail::project_output(plan, trace->stage(Stage::Concat), *out(Stage::Output), progress);
   if (progress.cancelled()) return cancelled();
 

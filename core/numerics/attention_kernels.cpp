@@ -449,9 +449,14 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
       }
       for (Index i = first; i < first + rows; ++i) finish_row(i, std::nullopt);
     }
-    if (pass.context)  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
-      multiply_panels(dropped_block.in, lk, rows, v_panels[static_cast<size_t>(b_kv)],
-                      pass.context + (bh * lq + first) * d_k, d_k);
+    if (pass.context) {  // (rows, d_k) = dropped (rows, Lk) · V (Lk, d_k)
+      float* context = pass.context + (bh * lq + first) * d_k;
+      multiply_panels(dropped_block.in, lk, rows, v_panels[static_cast<size_t>(b_kv)], context, d_k);
+      if (pass.concat)  // this head's d_k columns of rows [first, first + rows) of (B, Lq, d_model)
+        for (Index r = 0; r < rows; ++r)
+          std::memcpy(pass.concat + (b * lq + first + r) * dims.d_model + head * d_k, context + r * d_k,
+                      sizeof(float) * static_cast<size_t>(d_k));
+    }
     if (pass.checks && weights_block.out) {
       std::lock_guard<std::mutex> lock(merge);
       merge_checks(checks, *pass.checks);

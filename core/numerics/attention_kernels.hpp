@@ -85,6 +85,9 @@ struct HeadPass {
   float* row_max = nullptr;   // (B, h, Lq), written together with weights
   float* row_sum = nullptr;   // (B, h, Lq)
   float* context = nullptr;   // (B, h, Lq, d_k), null if not recomputed
+  // (B, Lq, d_model): the context's rows copied in, heads side by side, as concat_heads does,
+  // while they are in cache and on both threads; null to leave that to concat_heads.
+  float* concat = nullptr;
   // The checks of the weights computed here (rows not fully_masked (B, Lq)), merged into *checks.
   const unsigned char* fully_masked = nullptr;
   TraceChecks* checks = nullptr;

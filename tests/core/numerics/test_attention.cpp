@@ -195,13 +195,37 @@ TEST_CASE("random multi-head projection against the reference; rows sum to 1") {
 }
 
 TEST_CASE("big enough to run in parallel: matches the reference") {
-  // L = 300 spans several row blocks per head and both threads.
-  al::Session s = random_projection_session(1, 300, 32, 4, 5);
+  // L = 300 spans several row blocks per head and both threads; two sequences.
+  al::Session s = random_projection_session(2, 300, 32, 4, 5);
   s.config.mask.causal = true;
   auto t = compute_ok(s);
   const Reference ref = reference_attention(s);
   check_close(t->stage(Stage::Weights), ref.weights, "weights", 1e-4, 1e-5);
+  check_close(t->stage(Stage::Concat), ref.concat, "concat", 1e-4, 1e-4);
   check_close(t->stage(Stage::Output), ref.output, "output", 1e-4, 1e-4);
+}
+
+TEST_CASE("concat holds each head's context side by side, written by the per-head pass") {
+  // Past kSweepAboveKeys keys, several row blocks and a partial one, two sequences, two query
+  // heads per K/V head: concat (B, L, d) against context (B, h, L, d_k), cell by cell.
+  al::Session s = random_projection_session(2, 300, 64, 4, 9);
+  s.config.num_kv_heads = 2;
+  s.weights.w_k = random_tensor({64, 32}, 10);
+  s.weights.w_v = random_tensor({64, 32}, 11);
+  s.weights.b_k = random_tensor({32}, 12);
+  s.weights.b_v = random_tensor({32}, 13);
+  auto t = compute_ok(s);
+  const al::Tensor &context = t->stage(Stage::Context), &concat = t->stage(Stage::Concat);
+  REQUIRE(context.shape == std::vector<Index>{2, 4, 300, 16});
+  REQUIRE(concat.shape == std::vector<Index>{2, 300, 64});
+  Index differing = 0;
+  for (Index b = 0; b < 2; ++b)
+    for (Index l = 0; l < 300; ++l)
+      for (Index h = 0; h < 4; ++h)
+        for (Index c = 0; c < 16; ++c)
+          differing += concat.data[size_t((b * 300 + l) * 64 + h * 16 + c)] !=
+                       context.data[size_t(((b * 4 + h) * 300 + l) * 16 + c)];
+  CHECK(differing == 0);
 }
 
 namespace {
