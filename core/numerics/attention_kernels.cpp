@@ -333,12 +333,20 @@ void run_heads(const Plan& plan, const HeadPass& pass, const Progress& progress,
   const float keep_scale = static_cast<float>(1.0 / (1.0 - plan.dropout_p));  // inverted dropout
   const double flops = static_cast<double>(dims.batch) * dims.heads * lq * lk * (2 * d_k + 8);
 
-  // V of each K/V head packed once into column panels for ·V (numerics/panel_gemm.hpp), the
-  // weights read in place: Eigen's GEMM packs V, and copies the whole weights block, again for
-  // every block of rows (at L = 4096 a block of weights is 2 MiB, past the L2 cache).
+  // V of each K/V head as column panels for ·V (numerics/panel_gemm.hpp), the weights read in
+  // place: Eigen's GEMM packs V, and copies the whole weights block, again for every block of
+  // rows (at L = 4096 a block of weights is 2 MiB, past the L2 cache). Where d_k is whole panels
+  // V is read in place too: a head-wide tile then reads its panels' rows side by side, one 256-byte
+  // row of V a step at d_k 64, and packing cost a copy and a fresh buffer each trace (8 MiB at
+  // 4096: about 9 ms of first touch in a fresh process on a PVM guest). The same bits.
   std::vector<PanelMatrix> v_panels(pass.context ? static_cast<size_t>(dims.batch * dims.kv_heads) : 0);
-  parallel_for(static_cast<Index>(v_panels.size()), flops > kParallelFlops, [&](Index i, bool) {
-    pack_panels(pass.v->data.data() + i * lk * d_k, d_k, lk, d_k, v_panels[static_cast<size_t>(i)]);
+  const bool v_in_place = d_k % kPanelWidth == 0;
+  parallel_for(static_cast<Index>(v_panels.size()), !v_in_place && flops > kParallelFlops, [&](Index i, bool) {
+    const float* v = pass.v->data.data() + i * lk * d_k;
+    if (v_in_place)
+      v_panels[static_cast<size_t>(i)] = panels_in_place(v, d_k, lk, d_k);
+    else
+      pack_panels(v, d_k, lk, d_k, v_panels[static_cast<size_t>(i)]);
   });
 
   // Above kSweepAboveKeys keys, K of each K/V head is packed once too, and Q·Kᵀ swept one tile
