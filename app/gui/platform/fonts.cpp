@@ -59,10 +59,14 @@ std::set<unsigned> code_points(const std::vector<std::string>& texts) {
 
 }  // namespace
 
+Fonts::Fonts() : atlas_(std::make_unique<ImFontAtlas>()) {}
+
+Fonts::~Fonts() = default;
+
 FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) {
   FontReport report;
-  ImGuiIO& io = ImGui::GetIO();
-  io.Fonts->Clear();
+  ImFontAtlas& atlas = *atlas_;
+  atlas.Clear();
   std::vector<std::string> all_texts = texts;
   all_texts.push_back(formula_symbols());
 
@@ -75,7 +79,7 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
         0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x25FF, 0x3000, 0x303F, 0xFF00, 0xFFEF, 0};
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(kBaseRanges);
-    builder.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+    builder.AddRanges(atlas.GetGlyphRangesChineseSimplifiedCommon());
     for (const auto& text : all_texts) builder.AddText(text.c_str());
     ranges_.clear();
     builder.BuildRanges(&ranges_);
@@ -83,7 +87,7 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
     ImFontConfig config;
     config.FontNo = cjk->index;
     config.OversampleH = 1;  // CJK atlases are large; horizontal oversampling doubles them
-    io.Fonts->AddFontFromFileTTF(cjk->path.c_str(), pixel_size, &config, ranges_.Data);
+    atlas.AddFontFromFileTTF(cjk->path.c_str(), pixel_size, &config, ranges_.Data);
     report.cjk = true;
 
     // Noto CJK has no ᵀ nor subscript letters: take them (and nothing it has)
@@ -93,7 +97,7 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
       ImFontConfig merge;
       merge.MergeMode = true;
       merge.FontNo = dejavu->index;
-      io.Fonts->AddFontFromFileTTF(dejavu->path.c_str(), pixel_size, &merge, kSymbolRanges);
+      atlas.AddFontFromFileTTF(dejavu->path.c_str(), pixel_size, &merge, kSymbolRanges);
     } else {
       report.messages.push_back("DejaVu Sans not found: some formula symbols may show as '?'");
     }
@@ -103,11 +107,11 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
         "symbols cannot be shown; using ImGui's built-in font");
     ImFontConfig config;
     config.SizePixels = pixel_size;
-    io.Fonts->AddFontDefault(&config);
+    atlas.AddFontDefault(&config);
   }
-  io.Fonts->Build();
+  atlas.Build();
 
-  ImFont* font = io.Fonts->Fonts[0];
+  ImFont* font = atlas.Fonts[0];
   for (unsigned c : code_points(all_texts))
     if (c >= 0x20 && c != 0x3000 && !font->FindGlyphNoFallback(static_cast<ImWchar>(c)))
       report.missing_glyphs.push_back(c);

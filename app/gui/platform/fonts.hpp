@@ -5,6 +5,7 @@
 // app falls back to ImGui's built-in font and says so.
 #include <imgui.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,14 +19,21 @@ struct FontReport {
 
 class Fonts {
  public:
-  // Adds the fonts to ImGui's atlas at `pixel_size` and builds it. `texts` are
-  // every string the UI will show: their characters get glyphs.
+  Fonts();
+  ~Fonts();
+
+  // Puts the fonts in the atlas at `pixel_size`, in place of what it held, and builds it.
+  // `texts` are every string the UI will show: their characters get glyphs. Needs no ImGui
+  // context, so the window's start-up runs it on another thread while the GL context opens.
   FontReport load(float pixel_size, const std::vector<std::string>& texts);
 
+  // The atlas ImGui's context shares (ImGui::CreateContext(atlas())): it must outlive the context.
+  ImFontAtlas* atlas() { return atlas_.get(); }
+
  private:
+  std::unique_ptr<ImFontAtlas> atlas_;
   // The atlas keeps pointers to the glyph ranges until it is destroyed.
   ImVector<ImWchar> ranges_;
-  ImVector<ImWchar> symbol_ranges_;
 };
 
 // The formula symbols the stage explanations use (checked by the glyph test).

@@ -14,6 +14,7 @@
 #include <cfloat>
 #include <csignal>
 #include <cstdio>
+#include <future>
 #include <memory>
 
 #include "io/session_io.hpp"
@@ -205,6 +206,22 @@ int run(AppState& app) {
                  g_glfw_error.empty() ? "glfwInit failed" : g_glfw_error.c_str());
     return 3;
   }
+  // The fonts' atlas (rasterising the CJK font's glyphs, about 0.15 s) is built on another thread
+  // while the window and its GL context open (about 0.2 s under llvmpipe, the driver's start-up):
+  // the window shows after the longer of the two, not their sum. It is sized for the primary
+  // monitor's scale; a window that opens on a monitor of another scale builds it again.
+  float expected_scale = 1.0f;
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+    float scale_y = 1.0f;
+    glfwGetMonitorContentScale(monitor, &expected_scale, &scale_y);
+    expected_scale = std::max(1.0f, expected_scale);
+  }
+  std::vector<std::string> ui_texts = app.i18n.all_strings();
+  ui_texts.push_back(step_text_glyphs());  // the composed formulas' and timeline labels' symbols
+  std::future<FontReport> fonts_built = std::async(std::launch::async, [&app, &ui_texts, expected_scale] {
+    return app.fonts.load(17.0f * expected_scale, ui_texts);
+  });
+
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -243,15 +260,13 @@ int run(AppState& app) {
   glfwGetWindowContentScale(window, &scale_x, &scale_y);
   const float ui_scale = std::max(1.0f, scale_x);
 
+  app.font_report = fonts_built.get();
+  if (ui_scale != expected_scale) app.font_report = app.fonts.load(17.0f * ui_scale, ui_texts);
   IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
+  ImGui::CreateContext(app.fonts.atlas());
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; settings persistence is issue 5's
   apply_style(ui_scale);
-
-  std::vector<std::string> ui_texts = app.i18n.all_strings();
-  ui_texts.push_back(step_text_glyphs());  // the composed formulas' and timeline labels' symbols
-  app.font_report = app.fonts.load(17.0f * ui_scale, ui_texts);
   for (const auto& message : app.font_report.messages) {
     app.notices.push_back(message);
     std::fprintf(stderr, "attention-lab: %s\n", message.c_str());
