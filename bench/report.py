@@ -50,7 +50,10 @@ def fresh_stage_bytes(L, heads=8):
 
 other = medians(f"{out}/other.json")
 first_touch = other["FirstTouch/real_time"]
-touch_ms_per_mib = first_touch["real_time"] / first_touch["MiB"]
+# The fastest repetition, as the floor takes the GEMM's best call: a bound must not sit above a fresh
+# process that met a kind moment of the host (the median put it above one on a PVM guest, fiftieth pass).
+touch_ms_per_mib = first_touch["min_ms"] / first_touch["MiB"]
+touch_median_ms_per_mib = first_touch["real_time"] / first_touch["MiB"]
 print("Per length, our full trace and torch's forward ran in alternating rounds (bench/torch_peer.py --alternate),")
 print("each round also timing the GEMM rate, (2048, 512)·(512, 512) on both threads, the best of 20 calls after 3")
 print("warm-up calls: ours (the projections' kernel) and OpenBLAS's (torch.mm), measured alike. The ratio and")
@@ -111,7 +114,8 @@ print("A fresh process per run (median of the runs): our compute_ms from `attent
 print("torch's first forward after import, module and input exist; and ours against torch's warm median.")
 print("Lower bound of a fresh process that keeps every stage: the GEMM floor plus the first touch of its")
 print("scores, scaled and weights, (1, 8, L, L) each (less the 8 MiB of heap the warm-up leaves resident, below 32 MiB a stage), at the")
-print(f"{touch_ms_per_mib:.3f} ms/MiB this machine takes to fault fresh stage memory in on both threads (FirstTouch).")
+print(f"{touch_ms_per_mib:.3f} ms/MiB this machine takes to fault fresh stage memory in on both threads (FirstTouch's fastest")
+print(f"repetition; its median {touch_median_ms_per_mib:.3f}).")
 print()
 print("| L | ours, fresh process ms | torch's first call ms | ratio | torch warm ms | ours fresh / torch warm | lower bound ms |")
 print("|---:|---:|---:|---:|---:|---:|---:|")
