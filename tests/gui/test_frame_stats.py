@@ -26,7 +26,7 @@ def trace_bytes(batch, n, d_model, heads):
 def run(name, session, frames):
     path = os.path.join(out, name + ".json")
     command = [binary, session, "--frame-stats", path, "--size", "1600x1000", "--frames", str(frames)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=420)  # the recompute phase may take 180 s
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     failures.check("edit -> visible" in result.stdout and "idle redraw" in result.stdout,
