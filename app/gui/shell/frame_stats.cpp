@@ -20,8 +20,8 @@ namespace {
 
 constexpr int kWarmupFrames = 5;  // fonts, textures and ImGui's window sizes settle first
 constexpr int kMinEdits = 20;     // the recompute phase shows at least this many edits (issue 16: a median of 20)
-// ...unless that takes longer than this. A sanitizer build on an Intel Xeon computes a 1024-token
-// trace in 2.6-4.6 s (a hundred times the release build), so 60 s showed only 13 edits there.
+// ...unless that takes longer than this. In a sanitizer build on an Intel Xeon a 1024-token edit
+// took 2.6-4.6 s to show (its trace a hundred times the release build's), so 60 s showed only 13.
 constexpr double kMaxRecomputeSeconds = 180.0;
 
 // The pan/zoom phase works on head 0's weights (the first of the step's row).
