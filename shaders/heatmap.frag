@@ -5,7 +5,9 @@
 // The app builds one program per COLORMAP (0 sequential (viridis), 1 diverging
 // (blue-white-red), 2 mask painter) and HAS_MASK (0, 1), defined after #version:
 // llvmpipe runs both sides of a branch on a uniform for every pixel, so each program
-// keeps only its own code (docs/performance.md, thirty-sixth pass).
+// keeps only its own code (docs/performance.md, thirty-sixth pass). For the same reason
+// main() picks its colour by selects, not by branches and an early return, and the
+// colormaps sum their segments rather than index a table by a value (fifty-second pass).
 #ifndef COLORMAP
 #define COLORMAP 0
 #endif
@@ -42,16 +44,21 @@ const vec3 kDiverging[7] = vec3[7](
     vec3(247, 247, 247) / 255.0, vec3(253, 219, 199) / 255.0, vec3(239, 138, 98) / 255.0,
     vec3(178, 24, 43) / 255.0);
 
+// Piecewise linear through `stops`: the first stop plus each segment's rise times how much
+// of that segment lies below x (x in stops, 0 .. N - 1), the same colours as mixing the two
+// stops around x.
 vec3 viridis(float t) {
   float x = clamp(t, 0.0, 1.0) * 9.0;
-  int i = min(int(floor(x)), 8);
-  return mix(kViridis[i], kViridis[i + 1], x - float(i));
+  vec3 colour = kViridis[0];
+  for (int i = 0; i < 9; ++i) colour += (kViridis[i + 1] - kViridis[i]) * clamp(x - float(i), 0.0, 1.0);
+  return colour;
 }
 
 vec3 diverging(float t) {
   float x = clamp(t, 0.0, 1.0) * 6.0;
-  int i = min(int(floor(x)), 5);
-  return mix(kDiverging[i], kDiverging[i + 1], x - float(i));
+  vec3 colour = kDiverging[0];
+  for (int i = 0; i < 6; ++i) colour += (kDiverging[i + 1] - kDiverging[i]) * clamp(x - float(i), 0.0, 1.0);
+  return colour;
 }
 
 // Diagonal hatching, in screen pixels so it reads the same at any zoom.
@@ -65,10 +72,7 @@ void main() {
   ivec2 cell = ivec2(min(floor(cell_f), u_cells - 1.0));
   // A one-pixel gap between cells once they are big enough to tell apart.
   vec2 inside = fract(cell_f) * u_cell_pixels;
-  if (u_cell_pixels.x >= 6.0 && u_cell_pixels.y >= 6.0 && (inside.x < 1.0 || inside.y < 1.0)) {
-    frag_colour = vec4(u_grid_colour, 1.0);
-    return;
-  }
+  bool grid_line = u_cell_pixels.x >= 6.0 && u_cell_pixels.y >= 6.0 && (inside.x < 1.0 || inside.y < 1.0);
   float value = texelFetch(u_values, cell, 0).r;
 #if HAS_MASK
   bool masked = texelFetch(u_mask, cell, 0).r < 0.5;
@@ -78,20 +82,21 @@ void main() {
   // A softmax weight on a masked key that is not ~0 (a fill like -1e-20) must be
   // seen, not hidden under the hatching.
   bool leaked = masked && COLORMAP == 0 && value > kLeakVisible;
+  // From the weakest claim on the pixel to the strongest.
   vec3 colour;
-  if (isnan(value)) {
-    colour = kNaN;  // shown even on masked cells: a fully masked row with -inf fill gives NaN
-  } else if ((masked && !leaked) || (COLORMAP == 2 && value < 0.5)) {
-    colour = hatching();
-  } else if (leaked && min(u_cell_pixels.x, u_cell_pixels.y) >= 4.0 * kLeakBorder &&
-             (min(inside.x, inside.y) < kLeakBorder || inside.x > u_cell_pixels.x - kLeakBorder ||
-              inside.y > u_cell_pixels.y - kLeakBorder)) {
-    colour = hatching();  // a hatched frame says "masked", the inside shows the weight it still got
-  } else if (COLORMAP == 2) {
+  if (COLORMAP == 2) {
     colour = kAttend;
   } else {
     float t = (u_high > u_low) ? (value - u_low) / (u_high - u_low) : 0.5;
     colour = (COLORMAP == 1) ? diverging(t) : viridis(t);
   }
-  frag_colour = vec4(colour, 1.0);
+  // A hatched frame says "masked", the inside shows the weight it still got.
+  bool leak_frame = leaked && min(u_cell_pixels.x, u_cell_pixels.y) >= 4.0 * kLeakBorder &&
+                    (min(inside.x, inside.y) < kLeakBorder || inside.x > u_cell_pixels.x - kLeakBorder ||
+                     inside.y > u_cell_pixels.y - kLeakBorder);
+  bool hatched = (masked && !leaked) || (COLORMAP == 2 && value < 0.5) || leak_frame;
+  colour = hatched ? hatching() : colour;
+  // NaN is shown even on masked cells: a fully masked row with -inf fill gives NaN.
+  colour = isnan(value) ? kNaN : colour;
+  frag_colour = vec4(grid_line ? u_grid_colour : colour, 1.0);
 }
