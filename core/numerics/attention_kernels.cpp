@@ -155,12 +155,11 @@ void project_into_heads(const Dims& dims, const ProjectionJob& job, const float*
   }
 }
 
-// True when input rows [first, first + count) equal the previous input's: then
-// their projection is the previous one's, and copy_previous_rows takes it.
-bool rows_unchanged(const ProjectionJob& job, Index d_model, Index first, Index count) {
-  return job.previous_input &&
-         std::memcmp(job.input->data.data() + first * d_model, job.previous_input->data.data() + first * d_model,
-                     sizeof(float) * static_cast<size_t>(count * d_model)) == 0;
+// True when input row `row` equals the previous input's: then its projection is the
+// previous one's, and copy_previous_rows takes it.
+bool row_unchanged(const ProjectionJob& job, Index d_model, Index row) {
+  return std::memcmp(job.input->data.data() + row * d_model, job.previous_input->data.data() + row * d_model,
+                     sizeof(float) * static_cast<size_t>(d_model)) == 0;
 }
 
 // Rows [first, first + count) of slots [slot, slot + slots), in head layout, from the previous outputs.
@@ -262,20 +261,34 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
                        task.slot, task.slots);
       return;
     }
-    const ConstMatrixMap x(job.input->data.data() + first * d, count, d);  // (count, d_model)
-    if (rows_unchanged(job, d, first, count)) {
-      copy_previous_rows(dims, job, first, count, task.slot, task.slots);
-      return;
+    const PanelMatrix& packed = *blocks[task.block].packed;
+    auto project = [&](Index from, Index rows) {  // input rows [from, from + rows)
+      const float* x = job.input->data.data() + from * d;  // (rows, d_model)
+      if (dims.d_k % kPanelWidth == 0)
+        return project_into_heads(dims, job, x, packed, from, rows, task.slot, task.slots);
+      // One buffer per thread, kept across calls: no allocation per work item.
+      thread_local Matrix projected;  // (rows, width)
+      projected.resize(rows, width);
+      multiply_panels(x, d, rows, packed, projected.data(), width);
+      if (job.bias)
+        projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column + column, width);
+      scatter_to_heads(dims, job, projected.data(), width, from, rows, task.slot, task.slots);
+    };
+    if (!job.previous_input) return project(first, count);
+    // After an edit of x, runs of rows equal to the previous input's are copied and only the
+    // others multiplied: a row's projection is the same chain of multiply-adds whatever tile
+    // computes it, so the bits are a fresh computation's (one edited cell of a 256-token x
+    // multiplied 128 rows when whole blocks were the unit).
+    for (Index from = first, end = first + count; from < end;) {
+      const bool unchanged = row_unchanged(job, d, from);
+      Index to = from + 1;
+      while (to < end && row_unchanged(job, d, to) == unchanged) ++to;
+      if (unchanged)
+        copy_previous_rows(dims, job, from, to - from, task.slot, task.slots);
+      else
+        project(from, to - from);
+      from = to;
     }
-    if (dims.d_k % kPanelWidth == 0)
-      return project_into_heads(dims, job, x.data(), *blocks[task.block].packed, first, count, task.slot, task.slots);
-    // One buffer per thread, kept across calls: no allocation per work item.
-    thread_local Matrix projected;  // (count, width)
-    projected.resize(count, width);
-    multiply_panels(x.data(), d, count, *blocks[task.block].packed, projected.data(), width);
-    if (job.bias)
-      projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column + column, width);
-    scatter_to_heads(dims, job, projected.data(), width, first, count, task.slot, task.slots);
   });
 }
 

@@ -29,10 +29,10 @@ struct Progress {
 // a single GEMM and then split.
 //
 // `previous[i]`, when set, is the previous trace's input and output for target
-// i computed with the same weight, bias and column block: a block of input rows
-// equal to the previous input's is copied from the previous output instead of
-// multiplied again (bit for bit the same: the blocks are the same GEMMs), so
-// editing one cell of X recomputes one block of rows, not all of them.
+// i computed with the same weight, bias and column block: input rows equal to the
+// previous input's are copied from the previous output instead of multiplied again
+// (bit for bit the same: each row's projection is the same chain of multiply-adds),
+// so editing one cell of X recomputes one row, not all of them.
 struct PreviousProjection {
   const Tensor* input = nullptr;   // (B, L, d_model)
   const Tensor* output = nullptr;  // (B, h, L, d_k)

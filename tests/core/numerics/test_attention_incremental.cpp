@@ -240,10 +240,11 @@ TEST_CASE("cancellation and progress") {
 
 // Projections are computed in blocks of 64 input rows: after an edit of X, the
 // blocks whose rows did not change are copied from the previous Q, K, V.
-TEST_CASE("incremental: editing one cell of X recomputes only its block of projected rows") {
-  // B=2, L=100: 200 input rows, blocks [0,64) [64,128) [128,192) [192,200); d_model 8, 2 heads.
+TEST_CASE("incremental: editing one cell of X recomputes only its row of projected Q, K, V") {
+  // B=2, L=100: 200 input rows, work items of 64 rows [0,64) [64,128) [128,192) [192,200);
+  // d_model 8, 2 heads.
   const al::Session s = random_projection_session(2, 100, 8, 2, 301);
-  const Index row = 150, d_model = 8;  // batch item 1, token 50: block [128, 192)
+  const Index row = 150, d_model = 8;  // batch item 1, token 50: item [128, 192)
 
   SUBCASE("the result equals a fresh computation, and Q, K, V are new tensors") {
     al::Session e = s;
@@ -258,24 +259,39 @@ TEST_CASE("incremental: editing one cell of X recomputes only its block of proje
     e.x = edited(f.x, row * d_model, -2.0f);
     check_reused(recompute(f, e), {});
   }
-  SUBCASE("unchanged blocks are copied, not recomputed: a marker planted in the previous Q shows through") {
-    // White-box: plant a value no projection of these inputs gives in the previous
-    // trace's Q at (b=0, head 1, token 10, 0), a row whose block the edit does not touch.
+  SUBCASE("unchanged rows are copied, not recomputed: markers planted in the previous Q show through") {
+    // White-box: plant a value no projection of these inputs gives in the previous trace's
+    // Q at (b=0, head 1, token 10, 0), a row in another work item than the edit's, and at
+    // (b=1, head 0, token 49, 2) and (b=1, head 1, token 51, 1), the edited row's neighbours
+    // in its own work item.
     auto before = compute_ok(s);
     auto& planted = const_cast<Tensor&>(before->stage(Stage::Q));
     const Index len = 100, d_k = 4;
-    const size_t marker_at = static_cast<size_t>(((0 * 2 + 1) * len + 10) * d_k);
-    planted.data[marker_at] = 12345.0f;
+    const std::vector<size_t> markers = {static_cast<size_t>(((0 * 2 + 1) * len + 10) * d_k),
+                                         static_cast<size_t>(((1 * 2 + 0) * len + 49) * d_k + 2),
+                                         static_cast<size_t>(((1 * 2 + 1) * len + 51) * d_k + 1)};
+    for (size_t at : markers) planted.data[at] = 12345.0f;
     al::Session e = s;
     e.x = edited(s.x, row * d_model + 3, 4.0f);
     auto after = al::compute(e, {}, &s, before);
     REQUIRE(after.ok());
-    CHECK(after.value()->stage(Stage::Q).data[marker_at] == 12345.0f);
+    for (size_t at : markers) CHECK(after.value()->stage(Stage::Q).data[at] == 12345.0f);
     // The edited row's block is recomputed: its values equal a fresh computation's.
     auto fresh = compute_ok(e);
     const size_t edited_at = static_cast<size_t>(((1 * 2 + 0) * len + 50) * d_k);
     for (size_t c = 0; c < static_cast<size_t>(d_k); ++c)
       CHECK(after.value()->stage(Stage::Q).data[edited_at + c] == fresh->stage(Stage::Q).data[edited_at + c]);
+  }
+  SUBCASE("heads of whole 16-column panels (the kernels' other path): edits of one row, two rows and rows in two work items equal fresh computations") {
+    // d_model 64, 2 heads: d_k 32, projected straight into the heads' layout by 16-lane tiles
+    // (AVX-512) or 8-lane ones, whose rows are cut into tiles at other places than a fresh
+    // computation's.
+    const al::Session p = random_projection_session(2, 100, 64, 2, 304);
+    al::Session one = p, two = p, apart = p;
+    one.x = edited(p.x, 137 * 64 + 5, 3.0f);
+    two.x = edited(edited(p.x, 137 * 64, 3.0f), 138 * 64 + 63, -3.0f);
+    apart.x = edited(edited(p.x, 7 * 64 + 1, 3.0f), 193 * 64 + 2, -3.0f);
+    for (const al::Session* e : {&one, &two, &apart}) check_reused(recompute(p, *e), {});
   }
   SUBCASE("new weights: every row is projected again") {
     auto before = compute_ok(s);
