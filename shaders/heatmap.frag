@@ -44,9 +44,9 @@ const vec3 kDiverging[7] = vec3[7](
     vec3(247, 247, 247) / 255.0, vec3(253, 219, 199) / 255.0, vec3(239, 138, 98) / 255.0,
     vec3(178, 24, 43) / 255.0);
 
-// Piecewise linear through `stops`: the first stop plus each segment's rise times how much
-// of that segment lies below x (x in stops, 0 .. N - 1), the same colours as mixing the two
-// stops around x.
+// Piecewise linear through the stops: the first stop plus each segment's rise times how
+// much of that segment lies below x (x counted in stops, 0 .. N - 1), the same colours as
+// mixing the two stops around x.
 vec3 viridis(float t) {
   float x = clamp(t, 0.0, 1.0) * 9.0;
   vec3 colour = kViridis[0];

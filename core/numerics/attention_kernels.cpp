@@ -276,9 +276,8 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
     };
     if (!job.previous_input) return project(first, count);
     // After an edit of x, runs of rows equal to the previous input's are copied and only the
-    // others multiplied: a row's projection is the same chain of multiply-adds whatever tile
-    // computes it, so the bits are a fresh computation's (one edited cell of a 256-token x
-    // multiplied 128 rows when whole blocks were the unit).
+    // others multiplied, not the whole work item: a row's projection is the same chain of
+    // multiply-adds whatever tile computes it, so the bits are a fresh computation's.
     for (Index from = first, end = first + count; from < end;) {
       const bool unchanged = row_unchanged(job, d, from);
       Index to = from + 1;

@@ -238,8 +238,9 @@ TEST_CASE("cancellation and progress") {
   }
 }
 
-// Projections are computed in blocks of 64 input rows: after an edit of X, the
-// blocks whose rows did not change are copied from the previous Q, K, V.
+// Projections are computed in work items of 64 input rows or more: after an edit of X,
+// the rows that did not change are copied from the previous Q, K, V, inside the edited
+// row's work item too.
 TEST_CASE("incremental: editing one cell of X recomputes only its row of projected Q, K, V") {
   // B=2, L=100: 200 input rows, work items of 64 rows [0,64) [64,128) [128,192) [192,200);
   // d_model 8, 2 heads.
@@ -276,7 +277,7 @@ TEST_CASE("incremental: editing one cell of X recomputes only its row of project
     auto after = al::compute(e, {}, &s, before);
     REQUIRE(after.ok());
     for (size_t at : markers) CHECK(after.value()->stage(Stage::Q).data[at] == 12345.0f);
-    // The edited row's block is recomputed: its values equal a fresh computation's.
+    // The edited row is recomputed: its values equal a fresh computation's.
     auto fresh = compute_ok(e);
     const size_t edited_at = static_cast<size_t>(((1 * 2 + 0) * len + 50) * d_k);
     for (size_t c = 0; c < static_cast<size_t>(d_k); ++c)
