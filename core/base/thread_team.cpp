@@ -227,6 +227,8 @@ TeamScope::~TeamScope() {
   Team::instance().close();
 }
 
+int parallel_threads() { return omp_get_max_threads(); }
+
 void parallel_for(Index count, bool parallel, const Body& body) {
   if (!parallel || count < 2 || in_task) {
     for (Index task = 0; task < count; ++task) body(task, !is_helper);

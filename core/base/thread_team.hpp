@@ -40,4 +40,7 @@ class TeamScope {
 // process); an exception on the caller's thread propagates once the helpers are out.
 void parallel_for(Index count, bool parallel, const std::function<void(Index task, bool on_caller)>& body);
 
+// The threads parallel_for shares tasks among (OpenMP's thread count).
+int parallel_threads();
+
 }  // namespace al

@@ -12,6 +12,7 @@
 #include "numerics/panel_gemm.hpp"
 #include "numerics/positions.hpp"
 #include "numerics/row_kernels.hpp"
+#include "numerics/work_items.hpp"
 
 namespace al::detail {
 
@@ -177,31 +178,6 @@ void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first,
   }
 }
 
-// Rows per work item of projection GEMMs (rows · weight) over inputs of `rows_per_input`
-// rows: Eigen packs the whole weight at every call (10 % of a trace's time at L = 512 with
-// 64-row items), so items are as tall as they can be (256, 128 or 64 rows) while both
-// threads still get two each.
-Index projection_rows(const std::vector<Index>& rows_per_input) {
-  constexpr Index kMin = 64, kMax = 256, kTasksWanted = 4;
-  Index rows = kMax;
-  auto tasks = [&](Index block) {
-    Index n = 0;
-    for (Index r : rows_per_input) n += (r + block - 1) / block;
-    return n;
-  };
-  while (rows > kMin && tasks(rows) < kTasksWanted) rows /= 2;
-  return rows;
-}
-
-// Into how many column blocks to cut GEMMs of `row_blocks` row blocks in all, `width`
-// columns each: enough for both threads to stay busy when the rows are few (a 64-token
-// sequence is one row block per projection), none when there are rows enough.
-Index column_blocks(Index row_blocks, Index width) {
-  constexpr Index kTasksWanted = 4, kMinColumns = 128;
-  const Index wanted = (kTasksWanted + row_blocks - 1) / row_blocks;
-  return std::max<Index>(1, std::min(wanted, width / kMinColumns));
-}
-
 // Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
 // masked cell (attend 0). A NaN error wins, as in merge_checks.
 void check_row(double row_total, const float* w, const float* attend, Index n, TraceChecks& checks) {
@@ -223,56 +199,61 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
   const Index d = dims.d_model;
   const std::vector<ProjectionJob> jobs = projection_jobs(plan, targets, previous);
 
-  // Work items: (job, block of block_rows input rows, block of slots); `block` is the weight's
-  // columns of the slots.
-  struct Task {
+  // Segments: (job, block of slots), all of the job's input rows; `block` is the weight's
+  // columns of the slots. Work items: rows of a segment (row_blocks).
+  struct Segment {
     size_t job;
-    Index first, slot, slots;
+    Index slot, slots;
     size_t block;
   };
   std::vector<WeightBlock> blocks;
   std::vector<Index> rows_per_job;
   for (const ProjectionJob& job : jobs) rows_per_job.push_back(dims.batch * job.length);
   const Index block_rows = projection_rows(rows_per_job);
-  Index row_blocks = 0;
-  for (const ProjectionJob& job : jobs) row_blocks += (dims.batch * job.length + block_rows - 1) / block_rows;
-  std::vector<Task> tasks;
+  Index full_blocks = 0;
+  for (Index rows : rows_per_job) full_blocks += (rows + block_rows - 1) / block_rows;
+  std::vector<Segment> segments;
+  std::vector<Index> rows_per_segment;
   double flops = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    const Index rows = dims.batch * jobs[j].length, slots = jobs[j].width / dims.d_k;
-    const Index per_block = (slots + column_blocks(row_blocks, jobs[j].width) - 1) / column_blocks(row_blocks, jobs[j].width);
+    const Index rows = rows_per_job[j], slots = jobs[j].width / dims.d_k;
+    const Index split = column_blocks(full_blocks, jobs[j].width), per_block = (slots + split - 1) / split;
     for (Index slot = 0; slot < slots; slot += per_block) {
       const Index count = std::min(per_block, slots - slot);
       blocks.push_back({jobs[j].weight, jobs[j].column + slot * dims.d_k, count * dims.d_k, nullptr});
-      for (Index first = 0; first < rows; first += block_rows) tasks.push_back({j, first, slot, count, blocks.size() - 1});
+      segments.push_back({j, slot, count, blocks.size() - 1});
+      rows_per_segment.push_back(rows);
     }
     flops += static_cast<double>(rows) * d * (jobs[j].weight ? jobs[j].width : 1);
   }
+  const std::vector<RowBlock> tasks =
+      row_blocks(rows_per_segment, block_rows, flops > kParallelFlops ? parallel_threads() : 1);
   const Index most_rows = rows_per_job.empty() ? 0 : *std::max_element(rows_per_job.begin(), rows_per_job.end());
   pack_weight_blocks(blocks, most_rows, flops > kParallelFlops);
 
   for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, 0.0f, 0.2f, [&](Index t) {
-    const Task& task = tasks[static_cast<size_t>(t)];
-    const ProjectionJob& job = jobs[task.job];
-    const Index first = task.first, count = std::min(block_rows, dims.batch * job.length - first);
-    const Index column = task.slot * dims.d_k, width = task.slots * dims.d_k;  // within the job's width
+    const RowBlock& item = tasks[static_cast<size_t>(t)];
+    const Segment& segment = segments[item.segment];
+    const ProjectionJob& job = jobs[segment.job];
+    const Index first = item.first, count = item.count;
+    const Index column = segment.slot * dims.d_k, width = segment.slots * dims.d_k;  // within the job's width
     if (!job.weight) {  // direct mode: the given Q/K/V (width columns), only split into heads
       scatter_to_heads(dims, job, job.input->data.data() + first * job.width + column, job.width, first, count,
-                       task.slot, task.slots);
+                       segment.slot, segment.slots);
       return;
     }
-    const PanelMatrix& packed = *blocks[task.block].packed;
+    const PanelMatrix& packed = *blocks[segment.block].packed;
     auto project = [&](Index from, Index rows) {  // input rows [from, from + rows)
       const float* x = job.input->data.data() + from * d;  // (rows, d_model)
       if (dims.d_k % kPanelWidth == 0)
-        return project_into_heads(dims, job, x, packed, from, rows, task.slot, task.slots);
+        return project_into_heads(dims, job, x, packed, from, rows, segment.slot, segment.slots);
       // One buffer per thread, kept across calls: no allocation per work item.
       thread_local Matrix projected;  // (rows, width)
       projected.resize(rows, width);
       multiply_panels(x, d, rows, packed, projected.data(), width);
       if (job.bias)
         projected.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(job.bias->data.data() + job.column + column, width);
-      scatter_to_heads(dims, job, projected.data(), width, from, rows, task.slot, task.slots);
+      scatter_to_heads(dims, job, projected.data(), width, from, rows, segment.slot, segment.slots);
     };
     if (!job.previous_input) return project(first, count);
     // After an edit of x, runs of rows equal to the previous input's are copied and only the
@@ -283,7 +264,7 @@ void project_heads(const Plan& plan, const std::array<Tensor*, 3>& targets, cons
       Index to = from + 1;
       while (to < end && row_unchanged(job, d, to) == unchanged) ++to;
       if (unchanged)
-        copy_previous_rows(dims, job, from, to - from, task.slot, task.slots);
+        copy_previous_rows(dims, job, from, to - from, segment.slot, segment.slots);
       else
         project(from, to - from);
       from = to;
@@ -498,18 +479,21 @@ void multiply_rows(const Tensor& a, const TensorPtr& b, const Tensor* bias, Tens
                    float from, float to) {
   AL_KERNEL_DISPATCH(trace, multiply_rows, a, b, bias, c, progress, from, to);
   const Index k = b->rows(), n = b->cols(), rows = a.size() / k;
-  const Index block_rows = projection_rows({rows}), row_blocks = (rows + block_rows - 1) / block_rows;
-  const Index split = column_blocks(row_blocks, n);
-  const Index columns = (n + split - 1) / split;  // per task
+  const Index block_rows = projection_rows({rows});
+  const Index split = column_blocks((rows + block_rows - 1) / block_rows, n);
+  const Index columns = (n + split - 1) / split;  // per column block
   const double flops = static_cast<double>(rows) * k * n;
   std::vector<WeightBlock> blocks;
   for (Index s = 0; s < split; ++s) blocks.push_back({b, s * columns, std::min(columns, n - s * columns), nullptr});
   pack_weight_blocks(blocks, rows, flops > kParallelFlops);
-  for_each_task(row_blocks * split, flops > kParallelFlops, progress, from, to, [&](Index task) {
-    const Index first = (task / split) * block_rows, count = std::min(block_rows, rows - first);
-    const Index column = (task % split) * columns, width = std::min(columns, n - column);
+  const std::vector<RowBlock> tasks = row_blocks(std::vector<Index>(static_cast<size_t>(split), rows), block_rows,
+                                                flops > kParallelFlops ? parallel_threads() : 1);
+  for_each_task(static_cast<Index>(tasks.size()), flops > kParallelFlops, progress, from, to, [&](Index t) {
+    const RowBlock& item = tasks[static_cast<size_t>(t)];  // item.segment: the column block
+    const Index first = item.first, count = item.count;
+    const Index column = static_cast<Index>(item.segment) * columns, width = std::min(columns, n - column);
     float* out = c.data.data() + first * n + column;
-    multiply_panels(a.data.data() + first * k, k, count, *blocks[static_cast<size_t>(task % split)].packed, out, n);
+    multiply_panels(a.data.data() + first * k, k, count, *blocks[item.segment].packed, out, n);
     if (bias)
       Eigen::Map<Matrix, 0, Eigen::OuterStride<>>(out, count, width, Eigen::OuterStride<>(n)).rowwise() +=
           Eigen::Map<const Eigen::RowVectorXf>(bias->data.data() + column, width);
