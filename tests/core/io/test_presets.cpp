@@ -215,6 +215,23 @@ TEST_CASE("presets of today's attention: each is what its description says, chec
     REQUIRE(t->alibi_slopes.size() == 6);
     for (size_t h = 0; h < 6; ++h) CHECK(t->alibi_slopes[h] == slopes[h]);
     CHECK(t->has(Stage::Biased));
+    // "the scaled scores stay within ±2.4" — small next to the steep heads' penalty (up to 7/2).
+    const Tensor& scaled = t->stage(Stage::Scaled);
+    for (float v : scaled.data) CHECK(std::fabs(v) <= 2.4f);
+    // "the steep heads 4, 0 and 5 look at nearby tokens, the flat heads 1, 2 and 3 spread out": the
+    // mean distance Σ_j α_ij·|i − j| over queries 1..7, ordered as the slopes within the steep heads,
+    // and every steep head nearer than every flat one (a uniform causal row gives 2.0).
+    auto mean_distance = [&](Index h) {
+      double total = 0;
+      for (Index i = 1; i < 8; ++i)
+        for (Index j = 0; j <= i; ++j) total += weight(*t, h, i, j) * static_cast<double>(i - j);
+      return total / 7;
+    };
+    CHECK(mean_distance(4) < mean_distance(0));
+    CHECK(mean_distance(0) < mean_distance(5));
+    for (Index steep : {4, 0, 5})
+      for (Index flat : {1, 2, 3}) CHECK(mean_distance(steep) < mean_distance(flat));
+    CHECK(mean_distance(4) < 1.2);  // slope 1/2: about half of the uniform row's 2.0
   }
   {
     auto session = load_preset("longformer-global");
