@@ -118,6 +118,11 @@ TEST_CASE("presets: cross-attention aligns le/the, chat/cat, dort/sleeping with 
   CHECK(argmax_key(*trace, 0, 0, 0) == 0);
   CHECK(argmax_key(*trace, 0, 0, 1) == 1);
   CHECK(argmax_key(*trace, 0, 0, 2) == 3);
+  // "head 1 finds the verb": every query's largest weight is on "is" (2) or "sleeping" (3).
+  for (Index i = 0; i < 3; ++i) {
+    const Index key = argmax_key(*trace, 0, 1, i);
+    CHECK((key == 2 || key == 3));
+  }
 }
 
 TEST_CASE("presets: causal-decoder's weights above the diagonal are exactly 0") {
