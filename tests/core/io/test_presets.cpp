@@ -172,6 +172,25 @@ TEST_CASE("presets: seed-004-fused reads a torch-layout fused weight, drops in t
   for (Index i = 0; i < 4; ++i) CHECK(trace->stage(Stage::Weights).at({1, 0, i, 3}) == 0.0f);
 }
 
+TEST_CASE("presets: the trained heads do what their descriptions say, in every head") {
+  // learned-previous-token: "puts each token's attention on the token before it".
+  auto previous = trace_of("learned-previous-token");
+  for (Index h = 0; h < previous->dims.heads; ++h)
+    for (Index i = 1; i < previous->dims.len_q; ++i) CHECK(argmax_key(*previous, 0, h, i) == i - 1);
+  // learned-max: "each token attends to the largest letter seen so far", found here by a loop over
+  // the tokens themselves.
+  auto session = load_preset("learned-max");
+  REQUIRE(session.ok());
+  const std::vector<std::string>& tokens = session->tokens;
+  auto largest = trace_of("learned-max");
+  REQUIRE(static_cast<Index>(tokens.size()) == largest->dims.len_q);
+  Index largest_so_far = 0;
+  for (Index i = 0; i < largest->dims.len_q; ++i) {
+    if (tokens[static_cast<size_t>(i)] > tokens[static_cast<size_t>(largest_so_far)]) largest_so_far = i;
+    for (Index h = 0; h < largest->dims.heads; ++h) CHECK(argmax_key(*largest, 0, h, i) == largest_so_far);
+  }
+}
+
 TEST_CASE("presets: seed-000-usage has the seed's sizes") {
   auto session = load_preset("seed-000-usage");
   REQUIRE(session.ok());
