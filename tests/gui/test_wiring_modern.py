@@ -10,7 +10,8 @@ head count down to 3 (an error) and 2 (K/V heads repeated back).
 Run 2 (Mask tab): the window tool (a click sets w) and the global-token tool (a click
 toggles a key position), checked on the painter's cells and on the weights.
 Run 3 (decode window, GQA + RoPE + window, English): at every step its weights equal
-the reference's row t over the cache's positions; the cache bytes per token.
+the reference's row t over the cache's positions, and it shows its own differences from the
+app's full trace (float rounding); the cache bytes per token.
 Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
 largest preset is refused for its size instead of freezing the window, with no button to
 turn causal on (the session would still be too big); on a
@@ -181,7 +182,9 @@ decoded["weights"]["b_k"] = wu.random_matrix(rng, 1, 4, 0.8)[0]
 decoded["weights"]["b_v"] = wu.random_matrix(rng, 1, 4, 0.8)[0]
 app = wu.Wiring(binary, decoded, out, "decode", failures, ["--open", "decode"])
 try:
-    reference = wu.session_stages(decoded)["weights"][0, 0]  # head 0, (Lq, Lk)
+    stages = wu.session_stages(decoded)
+    reference = stages["weights"][0, 0]  # head 0, (Lq, Lk)
+    output_reference = stages["output"][0]  # (Lq, d_model)
     state = app.wait_for(lambda s: s.get("labs.decode.t") == "0", "the decode window at step 0")
     failures.check(state.get("labs.decode.cache_bytes") == str(2 * 2 * 2 * 4)
                    and state.get("labs.decode.multi_head_bytes") == str(2 * 4 * 2 * 4),
@@ -196,6 +199,14 @@ try:
         failures.check(np.allclose(weights, reference[t, positions], atol=2e-6)
                        and np.allclose(reference[t].sum(), weights.sum(), atol=2e-6),
                        f"[decode t={t}] weights {weights} vs the full trace's row {reference[t]}")
+        # The window says how far this step is from row t of the app's own full trace: float rounding only
+        # (an ulp of a large score moves its weight by many ulps: measured up to 9.5e-7 in the weights and 1.7e-6
+        # of the largest output with the AVX-512 and AVX2 kernels). A wrong key or position would differ by 0.1 or more.
+        weight_diff, output_diff = state.get("labs.decode.weight_diff"), state.get("labs.decode.output_diff")
+        largest_output = max(1.0, float(np.abs(output_reference[t]).max()))
+        failures.check("labs.decode.matches" in state["widgets"] and weight_diff is not None and output_diff is not None
+                       and 0 <= float(weight_diff) <= 1e-5 and 0 <= float(output_diff) <= 1e-5 * largest_output,
+                       f"[decode t={t}] the step against the full trace: weights {weight_diff}, output {output_diff}")
         if t in (0, L3 - 1):
             app.screen()
         app.click(app.settled(), "labs.decode.next")

@@ -4,6 +4,9 @@
 // shows q, the cache, the weights over it, the output row, and the cache's
 // memory per token beside what plain multi-head attention would need.
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
 
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
@@ -81,6 +84,37 @@ void heatmap(AppState& app, const std::string& name, const std::string& title, M
   spec.max_cell = 2.2f * ImGui::GetFontSize();
   spec.pin_on_click = false;
   heatmap_widget(app, spec);
+}
+
+// This step against row t of the full trace, when the trace on screen is this session's own
+// (not one still being replaced): the largest differences of the weights (every batch item and
+// head, at the cached positions) and of the output row. Null when there is nothing to compare.
+std::optional<std::pair<double, double>> differences_from_trace(const AppState& app, const DecodeStep& step,
+                                                                const Dims& d) {
+  const std::shared_ptr<const Trace> trace = app.model.trace();
+  if (!trace || app.model.computing() || app.model.error() || !trace->has(Stage::Weights) ||
+      !trace->has(Stage::Output))
+    return std::nullopt;
+  const Dims& full = trace->dims;
+  if (full.batch != d.batch || full.heads != d.heads || full.len_q != d.len_q || full.d_model != d.d_model)
+    return std::nullopt;
+  const Tensor& weights = trace->stage(Stage::Weights);  // (B, h, Lq, Lk)
+  const Tensor& output = trace->stage(Stage::Output);    // (B, Lq, d_model)
+  const Index n = static_cast<Index>(step.positions.size());
+  double weight_diff = 0, output_diff = 0;
+  for (Index b = 0; b < d.batch; ++b) {
+    for (Index h = 0; h < d.heads; ++h)
+      for (Index j = 0; j < n; ++j) {
+        const float full_weight = weights.at({b, h, step.t, step.positions[static_cast<size_t>(j)]});
+        const float stepped = step.weights.data[static_cast<size_t>((b * d.heads + h) * n + j)];
+        weight_diff = std::max(weight_diff, std::abs(static_cast<double>(stepped) - full_weight));
+      }
+    for (Index c = 0; c < d.d_model; ++c) {
+      const float stepped = step.output.data[static_cast<size_t>(b * d.d_model + c)];
+      output_diff = std::max(output_diff, std::abs(static_cast<double>(stepped) - output.at({b, step.t, c})));
+    }
+  }
+  return std::make_pair(weight_diff, output_diff);
 }
 
 // The window's size in font units while it decodes; a refusal fits its text's height.
@@ -164,6 +198,14 @@ void draw_body(AppState& app, DecodeLabState& lab) {
        {"mha_total", std::to_string(run.multi_head_bytes_per_token * n)}}));
   app.widgets.add_last_item("labs.decode.memory");
   wrapped_text_disabled(app.tr("labs.decode.why"));
+  if (const auto diffs = differences_from_trace(app, step, d)) {
+    wrapped_text(app.i18n.format("labs.decode.matches", {{"t", std::to_string(step.t)},
+                                                         {"weights", lab_number(diffs->first)},
+                                                         {"output", lab_number(diffs->second)}}));
+    app.widgets.add_last_item("labs.decode.matches");
+    app.widgets.set_fact("labs.decode.weight_diff", lab_number(diffs->first));
+    app.widgets.set_fact("labs.decode.output_diff", lab_number(diffs->second));
+  }
 
   // Facts for tests: this step's weights for the batch item and head shown.
   std::vector<std::string> weights;
