@@ -33,6 +33,7 @@ void compute_if_changed(AppState& app, DecodeLabState& lab) {
   lab.revision = app.model.revision();
   lab.run.reset();
   lab.error.clear();
+  lab.compared_step = -1;
   const Session& session = app.model.session();
   if (decode_bytes(session) > kMaxDecodeBytes) {
     lab.error = app.i18n.format("labs.decode.too_big", {{"mb", std::to_string(static_cast<long long>(decode_bytes(session) / 1e6))}});
@@ -86,20 +87,16 @@ void heatmap(AppState& app, const std::string& name, const std::string& title, M
   heatmap_widget(app, spec);
 }
 
-// This step against row t of the full trace, when the trace on screen is this session's own
-// (not one still being replaced): the largest differences of the weights (every batch item and
-// head, at the cached positions) and of the output row. Null when there is nothing to compare.
-std::optional<std::pair<double, double>> differences_from_trace(const AppState& app, const DecodeStep& step,
+// This step against row t of the full trace: the largest differences of the weights (every batch
+// item and head, at the cached positions) and of the output row. Null when there is nothing to compare.
+std::optional<std::pair<double, double>> differences_from_trace(const Trace& trace, const DecodeStep& step,
                                                                 const Dims& d) {
-  const std::shared_ptr<const Trace> trace = app.model.trace();
-  if (!trace || app.model.computing() || app.model.error() || !trace->has(Stage::Weights) ||
-      !trace->has(Stage::Output))
-    return std::nullopt;
-  const Dims& full = trace->dims;
+  if (!trace.has(Stage::Weights) || !trace.has(Stage::Output)) return std::nullopt;
+  const Dims& full = trace.dims;
   if (full.batch != d.batch || full.heads != d.heads || full.len_q != d.len_q || full.d_model != d.d_model)
     return std::nullopt;
-  const Tensor& weights = trace->stage(Stage::Weights);  // (B, h, Lq, Lk)
-  const Tensor& output = trace->stage(Stage::Output);    // (B, Lq, d_model)
+  const Tensor& weights = trace.stage(Stage::Weights);  // (B, h, Lq, Lk)
+  const Tensor& output = trace.stage(Stage::Output);    // (B, Lq, d_model)
   const Index n = static_cast<Index>(step.positions.size());
   double weight_diff = 0, output_diff = 0;
   for (Index b = 0; b < d.batch; ++b) {
@@ -115,6 +112,22 @@ std::optional<std::pair<double, double>> differences_from_trace(const AppState& 
     }
   }
   return std::make_pair(weight_diff, output_diff);
+}
+
+// The differences for the step on screen, from the trace the model holds when it is this session's
+// own (not one still being replaced); recomputed only when the trace, the run (compute_if_changed
+// clears compared_step) or the step changes, not every frame.
+const std::optional<std::pair<double, double>>& cached_differences(const AppState& app, DecodeLabState& lab,
+                                                                   const DecodeStep& step, const Dims& d) {
+  static const std::optional<std::pair<double, double>> kNone;
+  const std::shared_ptr<const Trace> trace = app.model.trace();
+  if (!trace || app.model.computing() || app.model.error()) return kNone;
+  if (lab.compared_step != lab.step || lab.compared_trace.lock() != trace) {
+    lab.differences = differences_from_trace(*trace, step, d);
+    lab.compared_trace = trace;
+    lab.compared_step = lab.step;
+  }
+  return lab.differences;
 }
 
 // The window's size in font units while it decodes; a refusal fits its text's height.
@@ -198,7 +211,7 @@ void draw_body(AppState& app, DecodeLabState& lab) {
        {"mha_total", std::to_string(run.multi_head_bytes_per_token * n)}}));
   app.widgets.add_last_item("labs.decode.memory");
   wrapped_text_disabled(app.tr("labs.decode.why"));
-  if (const auto diffs = differences_from_trace(app, step, d)) {
+  if (const auto& diffs = cached_differences(app, lab, step, d)) {
     wrapped_text(app.i18n.format("labs.decode.matches", {{"t", std::to_string(step.t)},
                                                          {"weights", lab_number(diffs->first)},
                                                          {"output", lab_number(diffs->second)}}));

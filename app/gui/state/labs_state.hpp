@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <imgui.h>
@@ -14,6 +15,7 @@
 #include "teaching/lab_numbers.hpp"
 #include "teaching/labs.hpp"
 #include "gl/matrix_view.hpp"
+#include "model/trace.hpp"
 #include "numerics/decode.hpp"
 #include "teaching/quiz.hpp"
 
@@ -79,6 +81,11 @@ struct DecodeLabState {
   int step = 0;                          // t shown
   int head = 0;                          // query head shown
   bool fitted = false;                   // the window was as tall as a refusal: its size comes back with a run
+  // The step's largest differences (weights, output) from the full trace, computed once per
+  // trace, run and step rather than every frame; compared_step −1 when nothing was compared yet.
+  std::weak_ptr<const Trace> compared_trace;
+  int compared_step = -1;
+  std::optional<std::pair<double, double>> differences;
 };
 
 // RoPE: each pair of dimensions turning with position, and the score as a function of i − j (panel_lab_rope.cpp).
