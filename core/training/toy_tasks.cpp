@@ -117,4 +117,22 @@ Tensor toy_ideal_pattern(ToyTask task, const std::vector<int>& tokens) {
   return pattern;
 }
 
+IdealShares ideal_shares(const Tensor& weights, const Tensor& ideal) {
+  const Index heads = weights.dim(1), L = ideal.dim(0);
+  IdealShares shares;
+  shares.per_head.assign(static_cast<size_t>(heads), 0.0);
+  for (Index i = 1; i < L; ++i) {
+    double best = 0;
+    for (Index h = 0; h < heads; ++h) {
+      double share = 0;
+      for (Index j = 0; j < L; ++j)
+        if (ideal.at({i, j}) > 0) share += weights.at({0, h, i, j});
+      shares.per_head[static_cast<size_t>(h)] += share / static_cast<double>(L - 1);
+      best = std::max(best, share);
+    }
+    shares.best_head += best / static_cast<double>(L - 1);
+  }
+  return shares;
+}
+
 }  // namespace al

@@ -46,4 +46,14 @@ std::vector<std::string> toy_output_symbols(ToyTask task);  // (output_vocab)
 // to 1 over the positions it should attend (the lab shows it beside the learned one).
 Tensor toy_ideal_pattern(ToyTask task, const std::vector<int>& tokens);
 
+// How closely learned attention follows an ideal pattern, as the lab says it under the heatmaps.
+// A row's share is the weight it puts on the ideal keys (ideal > 0); shares are averaged over the
+// rows after the first (row 0 has no earlier token to find: every task's answer there is trivial).
+struct IdealShares {
+  std::vector<double> per_head;  // (h): each head's mean share
+  double best_head = 0;          // the mean over rows of the larger share among the heads
+};
+// weights (B, h, L, L), batch item 0; ideal (L, L); L ≥ 2.
+IdealShares ideal_shares(const Tensor& weights, const Tensor& ideal);
+
 }  // namespace al

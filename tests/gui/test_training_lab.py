@@ -4,11 +4,15 @@ steps; One step adds exactly one; Resume runs to the task's default steps, where
 pauses by itself. In Chinese the model uses RoPE (chosen in the positions combo) instead of
 learned positions. The loss falls (the mean of the last 10 steps below a third of the
 first 10, and below ln 24 / 3: ln 24 is the loss of a uniform guess over the 24
-letters) and the held-out accuracy reaches 98 %. A picture is kept mid-training
-(paused) and at the end, in each language."""
+letters) and the held-out accuracy reaches 98 %. The line under the patterns gives each head's
+weight on the ideal keys (the token before) and the better head's in each row: the same numbers
+as the same run's model saved by `attention-lab train --out`, its weights traced and summed here.
+A picture is kept mid-training (paused) and at the end, in each language."""
+import json
 import math
 import os
 import shutil
+import subprocess
 import time
 
 from files_test_util import App, user_dirs
@@ -25,6 +29,20 @@ def picture(app, name):
     from PIL import Image
     app.away()
     Image.fromarray(grab(app.window)).save(os.path.join(out, name + ".png"))
+
+
+def shares_of_saved_run(positions):
+    """Per head and for the better head of each row, the % of weight on the token before (rows 1..L-1),
+    from the lab's run (seed 1, previous_token, default steps) trained again from the command line."""
+    path = os.path.join(out, f"previous-token-{positions}.json")
+    subprocess.run([binary, "train", "--task", "previous_token", "--positions", positions, "--out", path, "--json"],
+                   check=True, capture_output=True)
+    weights = json.loads(subprocess.run([binary, "trace", path, "--json"], check=True, capture_output=True).stdout)
+    heads = weights["stages"]["weights"][0]  # (h, L, L)
+    rows = range(1, len(heads[0]))
+    per_row = [[head[i][i - 1] for i in rows] for head in heads]
+    mean = lambda values: 100 * sum(values) / len(values)
+    return [mean(row) for row in per_row], mean([max(col) for col in zip(*per_row)])
 
 
 def steps_now(app, default):
@@ -82,6 +100,14 @@ for lang in ("en", "zh"):
         failures.check(accuracy >= 0.98, f"[{lang}] held-out accuracy {accuracy} >= 0.98")
         failures.check("heatmap.training.ideal" in state["widgets"] and "heatmap.training.h1" in state["widgets"],
                        f"[{lang}] the learned heads and the ideal pattern are on screen")
+        per_head, best = shares_of_saved_run("rope" if lang == "zh" else "learned")
+        shown = [float(state.get(f"training.share.h{h}", "nan")) for h in range(2)]
+        shown_best = float(state.get("training.share.best", "nan"))
+        print(f"[{lang}] on the token before: heads {shown} %, better head {shown_best} % "
+              f"(the saved run: {per_head}, {best})")
+        failures.check("training.shares" in state["widgets"]
+                       and all(abs(a - b) <= 0.5 for a, b in zip(shown + [shown_best], per_head + [best])),
+                       f"[{lang}] the shares shown {shown}, {shown_best} against the saved run's {per_head}, {best}")
         picture(app, f"trained-{lang}")
     finally:
         if app.process.poll() is None:

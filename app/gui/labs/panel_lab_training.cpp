@@ -144,6 +144,17 @@ void patterns(AppState& app, const TrainingLabState& lab, const TrainingSnapshot
   if (!s.weights || !s.ideal) return;
   const float font = ImGui::GetFontSize();
   wrapped_text_disabled(app.i18n.format("training.patterns", {{"step", std::to_string(s.weights_step)}}));
+  // In numbers, how near each head (and the better head of each row) is to the ideal pattern.
+  std::string per_head;
+  for (size_t h = 0; h < s.shares.per_head.size(); ++h) {
+    const std::string share = lab_number(100.0 * s.shares.per_head[h]);
+    per_head += (h ? app.tr("keep.list_separator") : "") +
+                app.i18n.format("training.share_head", {{"n", std::to_string(h)}, {"share", share}});
+    app.widgets.set_fact("training.share.h" + std::to_string(h), share);
+  }
+  wrapped_text(app.i18n.format("training.shares", {{"heads", per_head}, {"best", lab_number(100.0 * s.shares.best_head)}}));
+  app.widgets.add_last_item("training.shares");
+  app.widgets.set_fact("training.share.best", lab_number(100.0 * s.shares.best_head));
   // A run's identity in the texture keys: a new run's step 0 is other values than the old one's.
   const std::string run = std::to_string(lab.runs_started);
   std::vector<HeatmapSpec> specs;

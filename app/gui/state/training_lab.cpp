@@ -74,6 +74,7 @@ void TrainingRun::evaluate(TrainingSnapshot& next) const {
   if (auto trace = compute(example)) {
     next.weights = (*trace)->stage_ptr(Stage::Weights);
     next.weights_step = trainer_.steps_done();
+    if (next.ideal) next.shares = ideal_shares(*next.weights, *next.ideal);
   }
   next.tokens = example.tokens;
 }

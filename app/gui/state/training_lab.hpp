@@ -27,6 +27,7 @@ struct TrainingSnapshot {
   TensorPtr weights;                    // (1, h, L, L): the held-out example's attention, as of `weights_step`
   int weights_step = -1;
   TensorPtr ideal;                      // (L, L): the task's ideal pattern for that example
+  IdealShares shares;                   // how much of `weights` falls on the ideal keys
   std::vector<std::string> tokens;      // (L): the example's symbols
 };
 

@@ -37,6 +37,26 @@ TEST_CASE("toy tasks: targets follow each task's definition") {
   CHECK(al::toy_batch(ToyTask::MaxSoFar, 3, 7, 1).tokens != al::toy_batch(ToyTask::MaxSoFar, 3, 8, 1).tokens);
 }
 
+TEST_CASE("ideal shares: each head's weight on the ideal keys, rows after the first") {
+  // previous_token on 3 tokens: the ideal keys are 0 (row 0), 0 (row 1) and 1 (row 2).
+  const al::Tensor ideal = al::toy_ideal_pattern(ToyTask::PreviousToken, {5, 6, 7});
+  const al::Tensor weights({1, 2, 3, 3}, {1.0f, 0.0f, 0.0f,  // head 0: row 1 0.75 on key 0, row 2 0.5 on key 1
+                                          0.75f, 0.25f, 0.0f,  //
+                                          0.2f, 0.5f, 0.3f,    //
+                                          1.0f, 0.0f, 0.0f,    // head 1: row 1 0.25, row 2 0.9
+                                          0.25f, 0.75f, 0.0f,  //
+                                          0.0f, 0.9f, 0.1f});
+  const al::IdealShares shares = al::ideal_shares(weights, ideal);
+  REQUIRE(shares.per_head.size() == 2);
+  CHECK(shares.per_head[0] == doctest::Approx((0.75 + 0.5) / 2));
+  CHECK(shares.per_head[1] == doctest::Approx((0.25 + 0.9) / 2));
+  CHECK(shares.best_head == doctest::Approx((0.75 + 0.9) / 2));  // head 0 on row 1, head 1 on row 2
+  // Two ideal keys (the maximum twice): a row's share is their sum.
+  const al::Tensor two = al::toy_ideal_pattern(ToyTask::MaxSoFar, {3, 1, 3});
+  const al::Tensor w2({1, 1, 3, 3}, {1.0f, 0.0f, 0.0f, 0.6f, 0.4f, 0.0f, 0.3f, 0.3f, 0.4f});
+  CHECK(al::ideal_shares(w2, two).per_head[0] == doctest::Approx((0.6 + 0.7) / 2));
+}
+
 TEST_CASE("training: the same seed gives the same run, another seed another") {
   auto losses = [](std::uint64_t seed) {
     al::TrainingConfig c = al::default_training(ToyTask::MaxSoFar);
