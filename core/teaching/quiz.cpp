@@ -1,9 +1,13 @@
 #include "teaching/quiz.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "base/random.hpp"
+#include "teaching/explain.hpp"
 
 namespace al {
 
@@ -38,15 +42,75 @@ std::pair<Index, float> row_argmax(const Trace& trace, Index b, Index h, Index i
   return {best, trace.dims.len_kv > 1 ? top - second : 1.0f};
 }
 
-}  // namespace
-
-bool quiz_value_matches(float expected, double typed) {
-  if (!std::isfinite(typed) || !std::isfinite(expected)) return false;
-  const double error = std::abs(typed - static_cast<double>(expected));
-  return error <= 1e-2 || error <= 1e-2 * std::abs(static_cast<double>(expected));
+// Σ_t shown(a[t·a_step]) · shown(b[t·b_step]) over n terms: a dot product of printed numbers.
+double shown_dot(const float* a, Index a_step, const float* b, Index b_step, Index n) {
+  double sum = 0;
+  for (Index t = 0; t < n; ++t) sum += value_as_shown(a[t * a_step]) * value_as_shown(b[t * b_step]);
+  return sum;
 }
 
-std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t seed, QuizHide hide) {
+// The asked cell worked out from its inputs as the screen prints them (the inputs of each
+// step as explain.cpp names them).
+double shown_answer(const Trace& trace, const Session& session, const QuizQuestion& q) {
+  const Dims& d = trace.dims;
+  const Index bh = q.batch * d.heads + q.head, bkv = q.batch * d.kv_heads + d.kv_head(q.head);
+  switch (q.stage) {
+    case Stage::Scores: {
+      if (!trace.has(trace.scored_q()) || !trace.has(trace.scored_k())) break;
+      const Tensor& qs = trace.stage(trace.scored_q());  // (B, h, Lq, d_k)
+      const Tensor& ks = trace.stage(trace.scored_k());  // (B, h_kv, Lk, d_k)
+      return shown_dot(qs.matrix(bh).row(q.row).data(), 1, ks.matrix(bkv).row(q.col).data(), 1, d.d_k);
+    }
+    case Stage::Scaled:
+      if (!trace.has(Stage::Scores)) break;
+      return value_as_shown(trace.stage(Stage::Scores).matrix(bh)(q.row, q.col)) * trace.scale;
+    case Stage::Weights: {
+      if (!trace.has(Stage::Masked)) break;
+      const auto row = trace.stage(Stage::Masked).matrix(bh).row(q.row);  // (Lk), −∞ where masked
+      double top = -INFINITY, sum = 0;
+      for (Index j = 0; j < d.len_kv; ++j) top = std::max(top, value_as_shown(row(j)));
+      for (Index j = 0; j < d.len_kv; ++j) sum += std::exp(value_as_shown(row(j)) - top);
+      return std::exp(value_as_shown(row(q.col)) - top) / sum;
+    }
+    case Stage::Context: {
+      const Stage weights = context_weights(session);
+      if (!trace.has(weights) || !trace.has(Stage::V)) break;
+      const Tensor& alpha = trace.stage(weights);  // (B, h, Lq, Lk)
+      const Tensor& v = trace.stage(Stage::V);     // (B, h_kv, Lk, d_k)
+      return shown_dot(alpha.matrix(bh).row(q.row).data(), 1, v.matrix(bkv).data() + q.col, d.d_k, d.len_kv);
+    }
+    case Stage::Output: {
+      const TensorPtr& w_o = session.weights.w_o;  // (d_model, d_model)
+      if (!w_o || !trace.has(Stage::Concat)) break;
+      double sum = shown_dot(trace.stage(Stage::Concat).matrix(q.batch).row(q.row).data(), 1,
+                             w_o->data.data() + q.col, w_o->cols(), d.d_model);
+      if (session.config.bias && session.weights.b_o)
+        sum += value_as_shown(session.weights.b_o->data[static_cast<size_t>(q.col)]);
+      return sum;
+    }
+    default:
+      break;
+  }
+  return q.answer;  // inputs not on screen: only the exact value
+}
+
+}  // namespace
+
+bool quiz_value_matches(double expected, double typed) {
+  if (!std::isfinite(typed) || !std::isfinite(expected)) return false;
+  const double error = std::abs(typed - expected);
+  return error <= 1e-2 || error <= 1e-2 * std::abs(expected);
+}
+
+double value_as_shown(float v) {
+  if (!std::isfinite(v)) return v;
+  char text[32];
+  std::snprintf(text, sizeof text, std::fabs(v) >= 100.0f ? "%.3g" : "%.2f", static_cast<double>(v));
+  return std::strtod(text, nullptr);
+}
+
+std::optional<QuizQuestion> make_quiz_question(const Trace& trace, const Session& session, std::uint64_t seed,
+                                               QuizHide hide) {
   const Dims& d = trace.dims;
   if (d.batch <= 0 || d.heads <= 0 || d.len_q <= 0 || d.len_kv <= 0) return std::nullopt;
   std::uint64_t counter = 0;
@@ -84,13 +148,14 @@ std::optional<QuizQuestion> make_quiz_question(const Trace& trace, std::uint64_t
     if (key_by_key && cell_masked(trace, q.batch, q.row, q.col)) continue;
     q.answer = stage.matrix(per_head(q.stage) ? q.batch * d.heads + q.head : q.batch)(q.row, q.col);
     if (!std::isfinite(q.answer)) continue;
+    q.shown_answer = shown_answer(trace, session, q);
     return q;
   }
   return std::nullopt;
 }
 
 bool check_quiz_value(const QuizQuestion& question, double typed) {
-  return quiz_value_matches(question.answer, typed);
+  return quiz_value_matches(question.answer, typed) || quiz_value_matches(question.shown_answer, typed);
 }
 
 bool check_quiz_key(const QuizQuestion& question, Index key) { return key == question.answer_key; }

@@ -7,8 +7,15 @@ xdotool is checked against `attention-lab trace --json` and scored.
   their trace values; the main view is at the asked stage, with the asked
   head's inputs.
 - real input: click "one cell", type the right value (score 1/1, the cover
-  goes), Next, type a wrong value (score 1/2)."""
+  goes), Next, type a wrong value (score 1/2).
+- worked from the screen: the cells print two decimals, and a context cell sums Lk
+  rounded products, so a learner's right working can miss the exact value by more than
+  the tolerance. For each question (Next, Next, ...) the value worked out here from the
+  trace's inputs rounded as the cells print them equals the window's shown answer; on
+  the first question where it lies outside the exact value's tolerance, typing it (two
+  decimals) scores as right."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -93,6 +100,27 @@ def click(window, state, name):
     time.sleep(0.3)
 
 
+def worked_from_screen(stage, b, h, row, col):
+    """The asked cell from its inputs as the cells print them (Python's round, like printf, rounds the
+    binary value: 0.125 -> 0.12); None for the output, whose W_O the trace does not hold."""
+    shown = lambda x: round(x, 2)
+    if stage == "scores":
+        return sum(shown(a) * shown(c) for a, c in zip(trace["q"][b][h][row], trace["k"][b][h][col]))
+    if stage == "scaled":
+        return shown(trace["scores"][b][h][row][col]) / math.sqrt(len(trace["q"][b][h][0]))
+    if stage == "weights":
+        xs = [shown(x) for x in trace["masked"][b][h][row]]
+        exps = [math.exp(x - max(xs)) for x in xs]
+        return exps[col] / sum(exps)
+    if stage == "context":
+        return sum(shown(w) * shown(v[col]) for w, v in zip(trace["weights"][b][h][row], trace["v"][b][h]))
+    return None
+
+
+def within(expected, typed):  # the quiz's tolerance
+    return abs(typed - expected) <= 1e-2 or abs(typed - expected) <= 1e-2 * abs(expected)
+
+
 def has_cover(state):
     return any(key.startswith("quiz.cover.") for key in state["widgets"])
 
@@ -122,6 +150,34 @@ try:
         print("question:", state["quiz.question"])
         type_answer(window, state, wrong=True)
         wait_for(lambda s: s.get("quiz.score") == "1/2", "a wrong answer scores 1/2")
+        checked, found = 0, False
+        for _ in range(60):
+            time.sleep(0.3)  # the window as it is now: the try-again line moved the buttons down
+            state = wait_for(lambda s: "labs.quiz.next" in s["widgets"], "the Next button")
+            previous = state["quiz.question"]
+            click(window, state, "labs.quiz.next")
+            state = wait_for(lambda s: has_cover(s) and s.get("quiz.question") != previous, "the next question")
+            _, stage, b, h, row, col = parse(state["quiz.question"])
+            worked = worked_from_screen(stage, b, h, row, col)
+            if worked is None:
+                continue
+            checked += 1
+            failures.check(abs(float(state["quiz.shown_answer"]) - worked) <= 1e-5,
+                           f"{state['quiz.question']}: shown answer {state['quiz.shown_answer']}, worked here {worked}")
+            exact = matrix_of(stage, b, h)[row][col]
+            if not within(exact, round(worked, 2)):
+                print(f"question: {state['quiz.question']}: exact {exact:.4f}, from the screen {worked:.4f}")
+                score = state["quiz.score"]
+                right, asked = (int(n) for n in score.split("/"))
+                click(window, state, "labs.quiz.answer")
+                type_text(f"{worked:.2f}")
+                hold_keys("Return")
+                state = wait_for(lambda s: s.get("quiz.score") == f"{right + 1}/{asked + 1}",
+                                 f"the screen's {worked:.2f} (exact {exact:.4f}) scores as right")
+                found = True
+                break
+        failures.check(found and checked >= 3, f"a question whose screen working misses the exact value "
+                       f"(found: {found}, shown answers checked: {checked})")
     app.terminate()
     app.wait(timeout=20)
 finally:

@@ -58,7 +58,8 @@ void cover_asked(AppState& app, QuizState& quiz, const QuizQuestion& q, Index he
 }
 
 void new_question(AppState& app, QuizState& quiz, const Trace& trace) {
-  quiz.question = make_quiz_question(trace, quiz.next_seed++, quiz.hide_cell ? QuizHide::Cell : QuizHide::Stage);
+  quiz.question = make_quiz_question(trace, app.model.trace_session(), quiz.next_seed++,
+                                     quiz.hide_cell ? QuizHide::Cell : QuizHide::Stage);
   quiz.revision = app.model.revision();
   quiz.answered = false;
   quiz.correct = false;
@@ -176,6 +177,11 @@ void draw_body(AppState& app, QuizState& quiz) {
                                             stage_name(q.stage) + ":" + std::to_string(q.batch) + ":" +
                                             std::to_string(q.head) + ":" + std::to_string(q.row) + ":" +
                                             std::to_string(q.col));
+  if (q.kind == QuizKind::Value && app.widgets.enabled()) {  // and what the cells on screen give
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.9g", q.shown_answer);
+    app.widgets.set_fact("quiz.shown_answer", shown);
+  }
   ImGui::Separator();
   wrapped_text(question_text(app, q, session));
   if (!quiz.answered) {
@@ -197,13 +203,17 @@ void draw_body(AppState& app, QuizState& quiz) {
         ? (q.answer_key < static_cast<Index>(keys.size()) ? keys[size_t(q.answer_key)] : std::to_string(q.answer_key)) +
               "  (α = " + lab_number(q.answer) + ")"
         : lab_number(q.answer);
-    ImGui::TextColored(quiz.correct ? kGoodText : kBadText, "%s",
-                       app.i18n.format(quiz.correct ? "labs.quiz.right" : "labs.quiz.wrong", {{"answer", right}}).c_str());
+    // Worked out from the printed inputs the value can differ from the exact one by more than the
+    // tolerance: a learner who got it wrong sees both.
+    const bool shown_differs = q.kind == QuizKind::Value && !quiz_value_matches(q.answer, q.shown_answer);
+    const char* verdict = quiz.correct ? "labs.quiz.right" : shown_differs ? "labs.quiz.wrong_shown" : "labs.quiz.wrong";
+    wrapped_text_colored(quiz.correct ? kGoodText : kBadText,
+                         app.i18n.format(verdict, {{"answer", right}, {"shown", lab_number(q.shown_answer)}}));
   }
   ImGui::Spacing();
   if (ImGui::Button((std::string(app.tr("labs.quiz.next")) + "###quiz_next").c_str())) new_question(app, quiz, *trace);
   app.widgets.add_last_item("labs.quiz.next");
-  ImGui::TextDisabled("%s", app.tr("labs.quiz.tolerance"));
+  wrapped_text_disabled(app.tr("labs.quiz.tolerance"));
 }
 
 // The window starts in the bottom-right corner; when the covered cell is under
@@ -259,7 +269,7 @@ void draw_quiz(AppState& app) {
   QuizState& quiz = app.labs.quiz;
   if (!quiz.open) quiz.covered_heatmaps.clear();  // closing the quiz uncovers the cell
   bool visible = false;
-  if (!begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 14.0f), &visible, true)) return;
+  if (!begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 17.0f), &visible, true)) return;
   if (visible) draw_body(app, quiz);
   keep_off_the_covered_cell(quiz);
   ImGui::End();

@@ -68,7 +68,7 @@ TEST_CASE("quiz: a lean trace gets questions only about the stages it kept, with
   REQUIRE_FALSE(lean->has(Stage::Scores));
   int asked = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-    const auto q = make_quiz_question(*lean, seed, QuizHide::Stage);
+    const auto q = make_quiz_question(*lean, *s, seed, QuizHide::Stage);
     if (!q) continue;
     ++asked;
     REQUIRE(lean->has(q->stage));

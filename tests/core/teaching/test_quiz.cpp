@@ -2,6 +2,7 @@
 // finite unmasked cells, and answers are checked with the stated tolerance.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "teaching/labs.hpp"
@@ -31,9 +32,9 @@ TEST_CASE("quiz questions are reproducible, finite, unmasked and checkable") {
     const al::Trace& t = **trace;
     int values = 0, argmaxes = 0;
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-      auto q = al::make_quiz_question(t, seed);
+      auto q = al::make_quiz_question(t, *session, seed);
       REQUIRE(q);
-      auto again = al::make_quiz_question(t, seed);
+      auto again = al::make_quiz_question(t, *session, seed);
       CHECK(again->row == q->row);
       CHECK(again->col == q->col);
       CHECK(again->stage == q->stage);
@@ -48,7 +49,11 @@ TEST_CASE("quiz questions are reproducible, finite, unmasked and checkable") {
           CHECK(t.mask->matrix(q->batch)(q->row, q->col) != 0.0f);
         CHECK(al::check_quiz_value(*q, q->answer));
         CHECK(al::check_quiz_value(*q, q->answer + 0.009));
-        CHECK_FALSE(al::check_quiz_value(*q, q->answer + 0.03 + 0.02 * std::abs(q->answer)));
+        CHECK(al::check_quiz_value(*q, q->shown_answer));
+        // Far from both the exact value and the one worked out from the screen: wrong.
+        const double far = std::max(q->answer, static_cast<float>(q->shown_answer)) + 0.03 +
+                           0.02 * std::max(std::abs(q->answer), static_cast<float>(std::abs(q->shown_answer)));
+        CHECK_FALSE(al::check_quiz_value(*q, far));
       } else {
         ++argmaxes;
         // The key with the largest weight, found here by a plain scan.
@@ -66,10 +71,11 @@ TEST_CASE("quiz questions are reproducible, finite, unmasked and checkable") {
 }
 
 TEST_CASE("quiz never asks about a fully masked row") {
-  auto trace = al::compute(al::mask_fill_example());  // −∞ fill: row 0 is NaN
+  const al::Session session = al::mask_fill_example();
+  auto trace = al::compute(session);  // −∞ fill: row 0 is NaN
   REQUIRE(trace);
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
-    auto q = al::make_quiz_question(**trace, seed);
+    auto q = al::make_quiz_question(**trace, session, seed);
     REQUIRE(q);
     CHECK(q->row != 0);
   }
@@ -101,7 +107,7 @@ TEST_CASE("one-cell quiz: value questions only, answers as computed by hand") {
   };
   bool seen[5] = {};
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
-    auto q = al::make_quiz_question(**trace, seed, al::QuizHide::Cell);
+    auto q = al::make_quiz_question(**trace, *session, seed, al::QuizHide::Cell);
     REQUIRE(q);
     CAPTURE(al::stage_name(q->stage));
     CHECK(q->kind == al::QuizKind::Value);
@@ -131,15 +137,95 @@ TEST_CASE("one-cell quiz: never an argmax, never a masked or NaN cell; the stage
     const al::Trace& t = **trace;
     int argmaxes_in_stage_mode = 0;
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-      auto q = al::make_quiz_question(t, seed, al::QuizHide::Cell);
+      auto q = al::make_quiz_question(t, *session, seed, al::QuizHide::Cell);
       REQUIRE(q);
       CHECK(q->kind == al::QuizKind::Value);
       CHECK(std::isfinite(q->answer));
       if (t.mask && q->stage != al::Stage::Context && q->stage != al::Stage::Output)
         CHECK(t.mask->matrix(q->batch)(q->row, q->col) != 0.0f);
-      if (al::make_quiz_question(t, seed, al::QuizHide::Stage)->kind == al::QuizKind::Argmax)
+      if (al::make_quiz_question(t, *session, seed, al::QuizHide::Stage)->kind == al::QuizKind::Argmax)
         ++argmaxes_in_stage_mode;
     }
     CHECK(argmaxes_in_stage_mode > 0);
   }
+}
+
+// A learner works from the numbers the cells print (two decimals; three significant digits from
+// 100 on). Each question's shown_answer is worked out again here by explicit loops over the
+// inputs of its step, rounded by arithmetic rather than by printing; an answer near it counts.
+namespace {
+// Ties go to the even digit, as printf rounds an exact binary tie: 0.125 prints as 0.12.
+double printed(double x) {
+  if (!std::isfinite(x) || x == 0.0) return x;
+  if (std::abs(x) < 100.0) return std::nearbyint(x * 100.0) / 100.0;
+  const double unit = std::pow(10.0, std::floor(std::log10(std::abs(x))) - 2.0);
+  return std::nearbyint(x / unit) * unit;
+}
+
+double shown_by_loop(const al::Trace& t, const al::Session& s, const al::QuizQuestion& q) {
+  const al::Dims& d = t.dims;
+  const Index bh = q.batch * d.heads + q.head, bkv = q.batch * d.kv_heads + q.head / (d.heads / d.kv_heads);
+  switch (q.stage) {
+    case al::Stage::Scores: {
+      const auto qm = t.stage(t.has(al::Stage::QRot) ? al::Stage::QRot : al::Stage::Q).matrix(bh);
+      const auto km = t.stage(t.has(al::Stage::KRot) ? al::Stage::KRot : al::Stage::K).matrix(bkv);
+      double sum = 0;
+      for (Index r = 0; r < d.d_k; ++r) sum += printed(qm(q.row, r)) * printed(km(q.col, r));
+      return sum;
+    }
+    case al::Stage::Scaled:
+      REQUIRE(s.config.scale.mode == al::ScaleMode::SqrtDk);
+      return printed(t.stage(al::Stage::Scores).matrix(bh)(q.row, q.col)) / std::sqrt(static_cast<double>(d.d_k));
+    case al::Stage::Weights: {
+      const auto row = t.stage(al::Stage::Masked).matrix(bh).row(q.row);
+      double top = -INFINITY, sum = 0;
+      for (Index j = 0; j < d.len_kv; ++j) top = std::max(top, printed(row(j)));
+      for (Index j = 0; j < d.len_kv; ++j) sum += std::exp(printed(row(j)) - top);
+      return std::exp(printed(row(q.col)) - top) / sum;
+    }
+    case al::Stage::Context: {
+      REQUIRE_FALSE(s.config.dropout.active());
+      const auto w = t.stage(al::Stage::Weights).matrix(bh);
+      const auto v = t.stage(al::Stage::V).matrix(bkv);
+      double sum = 0;
+      for (Index j = 0; j < d.len_kv; ++j) sum += printed(w(q.row, j)) * printed(v(j, q.col));
+      return sum;
+    }
+    default: {  // output: the concatenation times W_O, plus b_O
+      const auto concat = t.stage(al::Stage::Concat).matrix(q.batch);
+      double sum = s.config.bias && s.weights.b_o ? printed(s.weights.b_o->data[size_t(q.col)]) : 0.0;
+      for (Index c = 0; c < d.d_model; ++c) sum += printed(concat(q.row, c)) * printed(s.weights.w_o->matrix(0)(c, q.col));
+      return sum;
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("quiz: an answer worked out from the printed inputs counts, and is what the loop gives") {
+  int beyond_tolerance = 0;  // questions where the screen's value is outside the exact value's tolerance
+  for (const std::string preset : {"default", "causal-decoder", "padded-batch", "llama-block", "cross-attention",
+                                   "alibi-6-heads", "mistral-window"}) {
+    CAPTURE(preset);
+    auto session = al::load_preset(preset);
+    REQUIRE(session);
+    auto trace = al::compute(*session);
+    REQUIRE(trace);
+    int values = 0;
+    for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+      auto q = al::make_quiz_question(**trace, *session, seed, al::QuizHide::Cell);
+      REQUIRE(q);
+      const std::string stage = al::stage_name(q->stage);
+      CAPTURE(stage);
+      ++values;
+      const double by_loop = shown_by_loop(**trace, *session, *q);
+      CHECK(q->shown_answer == doctest::Approx(by_loop).epsilon(1e-9).scale(1.0));
+      const double typed = std::round(by_loop * 100.0) / 100.0;  // the learner types two decimals
+      CHECK(al::check_quiz_value(*q, typed));
+      if (!al::quiz_value_matches(q->answer, typed)) ++beyond_tolerance;
+    }
+    CHECK(values == 300);
+  }
+  // Without the shown answer these right workings would have been marked wrong.
+  CHECK(beyond_tolerance > 20);
+  MESSAGE("answers from the screen outside the exact value's tolerance: " << beyond_tolerance << " of 2100");
 }
