@@ -230,6 +230,30 @@ std::string step_title(Step step, const Session& session, const TextLookup& look
   return text;
 }
 
+// Whether permuting the tokens only permutes the outputs: true of attention itself, not once
+// positions are added to X, RoPE turns q and k, ALiBi penalises distance, a mask picks keys by
+// position (global tokens alone, with no window, hide nothing) or dropout drops weights by position.
+template <typename Add>
+void add_order_sentences(const Config& c, const Add& add, const std::string& base) {
+  const bool positional_mask = c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0;
+  const bool dropout = c.dropout.active();
+  switch (c.positional.type) {
+    case PositionalType::None:
+      if (!positional_mask) {
+        add(base + (dropout ? ".order_dropout" : ".order"));
+        return;
+      }
+      add(base + ".order_masked");
+      if (dropout) add(base + ".order_dropout_too");
+      return;
+    case PositionalType::Sinusoidal: add(base + ".order_sinusoidal"); break;
+    case PositionalType::Rope: add(base + ".order_rope"); break;
+    case PositionalType::Alibi: add(base + ".order_alibi"); break;
+  }
+  if (positional_mask) add(base + ".order_mask_too");
+  if (dropout) add(base + ".order_dropout_too");
+}
+
 StepText step_text(Step step, const Session& session, const Trace* trace, const TextLookup& lookup,
                    bool chinese) {
   const SessionFacts f = facts_of(session);
@@ -279,7 +303,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                     : f.cross ? "X_q : (B, Lq, d_model)    X_kv : (B, Lk, d_model)"
                               : "X : (B, Lq, d_model)";
       add(base + (f.direct ? ".explain_direct" : f.cross ? ".explain_cross" : ".explain"));
-      add(base + ".order");
+      add_order_sentences(c, add, base);
       add(base + ".indices");
       break;
     case Step::Qkv:

@@ -462,3 +462,97 @@ TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on
     CHECK(contains(text("longformer-global", Step::Positions).formula, "X′ = X + PE"));
   }
 }
+
+namespace {
+
+// (B, L, C) with each batch item's rows reordered: row i of the result is row perm[i].
+TensorPtr rows_permuted(const TensorPtr& t, const std::vector<Index>& perm) {
+  if (!t) return t;
+  auto out = std::make_shared<Tensor>(*t);
+  const Index batch = t->dim(0), len = t->dim(1), cols = t->dim(2);
+  for (Index b = 0; b < batch; ++b)
+    for (Index i = 0; i < len; ++i)
+      for (Index c = 0; c < cols; ++c) out->at({b, i, c}) = t->at({b, perm[size_t(i)], c});
+  return out;
+}
+
+// The first token moved to the end: unlike a reversal, it changes distances |i − j| (a reversal
+// keeps them, so a window or ALiBi without a causal mask would not notice it).
+std::vector<Index> rotated(Index len) {
+  std::vector<Index> perm;
+  for (Index i = 0; i < len; ++i) perm.push_back((i + 1) % len);
+  return perm;
+}
+
+// Largest |output(permuted tokens)[i] − output[perm[i]]| over the outputs' largest |value|: 0 when
+// permuting the tokens only permutes the outputs. The queries are rotated; in cross attention the
+// keys' and values' sequence is rotated too (which alone should change nothing).
+double order_effect(const Session& s) {
+  const std::vector<Index> perm_q = rotated(s.len_q()), perm_kv = rotated(s.len_kv());
+  const bool cross = s.config.attention == AttentionKind::Cross;
+  Session p = s;
+  const std::vector<Index>& kv = cross ? perm_kv : perm_q;
+  p.x = rows_permuted(s.x, perm_q);
+  p.x_kv = rows_permuted(s.x_kv, perm_kv);
+  p.q = rows_permuted(s.q, perm_q);
+  p.k = rows_permuted(s.k, kv);
+  p.v = rows_permuted(s.v, kv);
+  const auto before = compute(s), after = compute(p);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  const Tensor& out = (*before)->stage(Stage::Output);   // (B, Lq, d_model)
+  const Tensor& moved = (*after)->stage(Stage::Output);  // (B, Lq, d_model)
+  double largest = 1e-30, difference = 0;
+  for (Index b = 0; b < out.dim(0); ++b)
+    for (Index i = 0; i < out.dim(1); ++i)
+      for (Index c = 0; c < out.dim(2); ++c) {
+        if (!std::isfinite(out.at({b, i, c}))) continue;  // a fully masked row's NaN
+        largest = std::max(largest, std::abs(static_cast<double>(out.at({b, i, c}))));
+        difference = std::max(difference, std::abs(static_cast<double>(moved.at({b, i, c})) -
+                                                   out.at({b, perm_q[size_t(i)], c})));
+      }
+  return difference / largest;
+}
+
+}  // namespace
+
+TEST_CASE("the X step says permuting the tokens only permutes the outputs exactly when it does") {
+  // Every preset, and the default example with each way positions enter attention.
+  std::vector<std::pair<std::string, Session>> sessions;
+  for (const PresetInfo& p : list_presets())
+    if (p.name != "seed-000-usage") sessions.push_back({p.name, *load_preset(p.name)});  // no mask, no positions
+  const Session plain = *load_preset("default");
+  auto edited = [&](const std::string& name, const std::function<void(Config&)>& edit) {
+    Session s = plain;
+    edit(s.config);
+    sessions.push_back({name, s});
+  };
+  edited("causal", [](Config& c) { c.mask.causal = true; });
+  edited("window 2", [](Config& c) { c.mask.window = 2; });
+  edited("global token 0 alone", [](Config& c) { c.mask.global_tokens = {0}; });
+  edited("sinusoidal", [](Config& c) { c.positional.type = PositionalType::Sinusoidal; });
+  edited("rope", [](Config& c) { c.positional.type = PositionalType::Rope; });
+  edited("alibi", [](Config& c) { c.positional.type = PositionalType::Alibi; });
+  edited("rope + causal", [](Config& c) {
+    c.positional.type = PositionalType::Rope;
+    c.mask.causal = true;
+  });
+  edited("dropout in training", [](Config& c) { c.dropout = {0.2, true, 7}; });
+  edited("dropout in evaluation", [](Config& c) { c.dropout = {0.2, false, 7}; });
+  int only_permutes = 0, changes = 0;
+  for (const auto& [name, session] : sessions) {
+    CAPTURE(name);
+    const double effect = order_effect(session);
+    CAPTURE(effect);
+    REQUIRE((effect < 1e-5 || effect > 1e-3));  // float rounding, or a real change
+    auto trace = compute(session);
+    REQUIRE(trace.ok());
+    const std::string said = step_text(Step::X, session, trace->get(), lookup_in(false), false).explain;
+    const bool says_only_permutes = contains(said, table(false).at("step.x.order"));
+    CHECK_MESSAGE(says_only_permutes == (effect < 1e-5), said);
+    CHECK_FALSE(contains(said, "adds none"));
+    (effect < 1e-5 ? only_permutes : changes) += 1;
+  }
+  CHECK(only_permutes == 5);  // default, cross-attention, seed-003, global token alone, dropout in evaluation
+  CHECK(changes >= 10);
+}
