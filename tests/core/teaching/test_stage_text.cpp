@@ -337,6 +337,39 @@ TEST_CASE("every translation key exists in both languages, and Chinese texts are
   }
 }
 
+TEST_CASE("every menu path a text gives (\"File → Save\", \"Labs → Fused QKV\") leads to an item that is there") {
+  // The items of each menu and tab, by the keys of their labels (panel_menu.cpp, panel_files.cpp,
+  // panel_config.cpp): a path must end at one of them, in both languages.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> places = {
+      {"menu.file", {"files.menu.", "menu.quit", "teach.export.menu"}},
+      {"menu.labs", {"flash_lab.title", "linear_lab.title", "lessons.title", "labs.sqrt_dk.title", "labs.mask_fill.title",
+                     "labs.stability.title", "labs.fused.title", "labs.quiz.title", "labs.decode.title",
+                     "labs.rope.title", "training.title"}},
+      {"tab.config", {"config."}}};
+  for (bool chinese : {false, true}) {
+    CAPTURE(chinese);
+    const Table& t = table(chinese);
+    int paths = 0;
+    for (const auto& [key, text] : t) {
+      CAPTURE(key);
+      for (const auto& [place, items] : places)
+        for (const std::string arrow : {" → ", " > "}) {
+          const std::string start = t.at(place) + arrow;
+          for (size_t at = text.find(start); at != std::string::npos; at = text.find(start, at + 1)) {
+            ++paths;
+            const std::string rest = text.substr(at + start.size());
+            bool leads = false;
+            for (const auto& [item_key, label] : t)
+              for (const std::string& prefix : items)
+                if (item_key.rfind(prefix, 0) == 0 && !label.empty() && rest.rfind(label, 0) == 0) leads = true;
+            CHECK_MESSAGE(leads, "no such item: " << start << rest.substr(0, 40));
+          }
+        }
+    }
+    CHECK(paths >= 3);  // File → Save, Labs → Fused QKV, Settings → Positions
+  }
+}
+
 namespace {
 // The key each query of head `head` (batch item 0) weighs most, from the trace's weights.
 std::vector<Index> favourite_keys(const Trace& t, Index head) {
