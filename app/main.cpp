@@ -39,10 +39,11 @@ constexpr const char* kHelp =
     "  attention-lab decode <preset | session.json> --json\n"
     "                                            run a causal session token by token with a KV cache\n"
     "                                            (a rolling cache with a sliding window) and print each step\n"
-    "  attention-lab train --task NAME [--steps N] [--seed S] [--out session.json] --json\n"
+    "  attention-lab train --task NAME [--steps N] [--seed S] [--positions P] [--out session.json] --json\n"
     "                                            train a one-layer attention model on a toy task\n"
-    "                                            (previous_token, max_so_far, duplicate) and print\n"
-    "                                            its loss curve and held-out accuracy\n"
+    "                                            (previous_token, max_so_far, duplicate; positions\n"
+    "                                            learned, sinusoidal or rope) and print its loss\n"
+    "                                            curve and held-out accuracy\n"
     "  attention-lab export-torch <preset | session.json> --out script.py\n"
     "                                            write a PyTorch script that rebuilds every stage\n"
     "  attention-lab screenshot <preset | session.json> --stage S --out file.png\n"
@@ -57,7 +58,8 @@ constexpr const char* kHelp =
     "  attention-lab --help                      this text\n"
     "  attention-lab --version                   the version\n"
     "\n"
-    "Stages: q k v scores scaled masked weights dropped context concat output.\n"
+    "Stages: x_pos x_kv_pos q k v q_rot k_rot scores scaled biased masked weights dropped context concat\n"
+    "output (x_pos and x_kv_pos with sinusoidal positions, q_rot and k_rot with RoPE, biased with ALiBi).\n"
     "Session files: see docs/session-format.md.\n";
 
 int list_presets() {

@@ -11,6 +11,25 @@ for word in "trace" "--json" "--summary" "export-torch" "screenshot" "--stage" "
   grep -qF -- "$word" <<<"$help" || { echo "FAIL: --help does not mention $word"; exit 1; }
 done
 
+# The help's list of stages holds every stage a trace prints, with sinusoidal positions (x_pos), RoPE
+# (q_rot, k_rot), ALiBi (biased) and cross attention (x_kv_pos) too.
+stages=$(grep -A2 "^Stages:" <<<"$help" | tr -s ' \n(),.' '\n')
+for source in default longformer-global llama-block alibi-6-heads; do
+  for stage in $("$bin" trace "$source" --summary | awk '/^stage /{on=1; next} on && $1 !~ /:$/ && $2 ~ /^[0-9]+(x[0-9]+)+$/ {print $1}'); do
+    grep -qx -- "$stage" <<<"$stages" || { echo "FAIL: --help's stages lack $stage (traced by $source)"; exit 1; }
+  done
+done
+cross=$(mktemp --suffix=.json)
+python3 - "$src/assets/presets/cross-attention.json" "$cross" <<'PY'
+import json, sys
+session = json.load(open(sys.argv[1]))
+session["config"]["positional"] = {"type": "sinusoidal"}
+json.dump(session, open(sys.argv[2], "w"))
+PY
+"$bin" trace "$cross" --summary | grep -q "^x_kv_pos " || { echo "FAIL: a cross trace with positions has no x_kv_pos"; exit 1; }
+grep -qx "x_kv_pos" <<<"$stages" || { echo "FAIL: --help's stages lack x_kv_pos"; exit 1; }
+rm -f "$cross"
+
 version=$(grep -oP 'project\(attention_lab VERSION \K[0-9.]+' "$src/CMakeLists.txt")
 [ "$("$bin" --version | head -n 1)" = "attention-lab $version" ] || { echo "FAIL: --version: $("$bin" --version)"; exit 1; }
 # The second line names the kernels in use: the widest copy this CPU runs, unless

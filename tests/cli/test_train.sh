@@ -49,6 +49,7 @@ expect_error "give --json" train --task duplicate
 expect_error "--out needs a value" train --task duplicate --json --out
 expect_error "unknown argument --fast" train --task duplicate --fast --json
 expect_error "/no-such-folder/s.json" train --task duplicate --steps 1 --out /no-such-folder/s.json --json
-"$bin" --help | grep -qF "train --task NAME [--steps N] [--seed S] [--out session.json] --json" || fail "--help lacks train"
+"$bin" --help | grep -qF "train --task NAME [--steps N] [--seed S] [--positions P] [--out session.json] --json" ||
+  fail "--help lacks train or its --positions"
 
 [ "$failures" -eq 0 ] && echo "train ok" || { echo "$failures failure(s)"; exit 1; }
