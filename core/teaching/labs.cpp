@@ -257,31 +257,35 @@ Result<FusedQkvComparison> compare_fused_qkv(const Session& session, Index batch
   const InputId weight_ids[3] = {InputId::WQ, InputId::WK, InputId::WV};
   const InputId bias_ids[3] = {InputId::BQ, InputId::BK, InputId::BV};
   Tensor* blocks[3] = {&c.w_q, &c.w_k, &c.w_v};
-  c.w_qkv = Tensor({d, 3 * d});
-  if (session.config.bias) c.b_qkv = Tensor({3 * d});
+  // Q's block is d wide; K's and V's h_kv·d_k (d unless K/V heads are grouped).
+  const Index kv = session.config.kv_width();
+  const Index widths[3] = {d, kv, kv}, offsets[3] = {0, d, d + kv}, total = d + 2 * kv;
+  c.w_qkv = Tensor({d, total});
+  if (session.config.bias) c.b_qkv = Tensor({total});
   for (int i = 0; i < 3; ++i) {
     *blocks[i] = matrix_copy(*input(session, weight_ids[i]));
-    c.w_qkv.matrix().middleCols(i * d, d) = blocks[i]->matrix();
+    c.w_qkv.matrix().middleCols(offsets[i], widths[i]) = blocks[i]->matrix();
     if (session.config.bias) {
       const TensorPtr bias = input(session, bias_ids[i]);
-      std::copy(bias->data.begin(), bias->data.end(), c.b_qkv.data.begin() + i * d);
+      std::copy(bias->data.begin(), bias->data.end(), c.b_qkv.data.begin() + offsets[i]);
     }
   }
   // One product for all three, as seed 004's V2/V3 do.
-  c.qkv_fused = Tensor({len, 3 * d});
-  MatrixMap fused(c.qkv_fused.data.data(), len, 3 * d);
+  c.qkv_fused = Tensor({len, total});
+  MatrixMap fused(c.qkv_fused.data.data(), len, total);
   fused.noalias() = c.x.matrix() * c.w_qkv.matrix();
-  if (session.config.bias) fused.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(c.b_qkv.data.data(), 3 * d);
+  if (session.config.bias) fused.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(c.b_qkv.data.data(), total);
   Tensor* split[3] = {&c.q_fused, &c.k_fused, &c.v_fused};
   Tensor* separate[3] = {&c.q_separate, &c.k_separate, &c.v_separate};
   float* diffs[3] = {&c.max_diff_q, &c.max_diff_k, &c.max_diff_v};
   for (int i = 0; i < 3; ++i) {
-    *split[i] = columns(c.qkv_fused, i * d, d);
+    *split[i] = columns(c.qkv_fused, offsets[i], widths[i]);
     // Three products, as seed 004's V1 does.
-    *separate[i] = Tensor({len, d});
-    MatrixMap out(separate[i]->data.data(), len, d);
+    *separate[i] = Tensor({len, widths[i]});
+    MatrixMap out(separate[i]->data.data(), len, widths[i]);
     out.noalias() = c.x.matrix() * blocks[i]->matrix();
-    if (session.config.bias) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(c.b_qkv.data.data() + i * d, d);
+    if (session.config.bias)
+      out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(c.b_qkv.data.data() + offsets[i], widths[i]);
     *diffs[i] = max_abs_diff(*split[i], *separate[i]);
   }
   return c;

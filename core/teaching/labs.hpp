@@ -96,13 +96,14 @@ float naive_softmax_break_scale(const std::vector<float>& base);
 // ---- Fused QKV ---------------------------------------------------------------
 
 struct FusedQkvComparison {
-  Tensor w_q, w_k, w_v;   // (d, d) each
-  Tensor w_qkv;           // (d, 3d) = [W_Q | W_K | W_V]
-  Tensor b_qkv;           // (3d) or empty without bias
+  // kv = h_kv·d_k: d for multi-head attention, less with grouped K/V heads.
+  Tensor w_q, w_k, w_v;   // (d, d), (d, kv), (d, kv)
+  Tensor w_qkv;           // (d, d + 2kv) = [W_Q | W_K | W_V]
+  Tensor b_qkv;           // (d + 2kv) or empty without bias
   Tensor x;               // (L, d): batch item `batch` of the input
-  Tensor qkv_fused;       // (L, 3d) = X·W_qkv + b_qkv
-  Tensor q_fused, k_fused, v_fused;           // (L, d): its column blocks
-  Tensor q_separate, k_separate, v_separate;  // (L, d): X·W_Q + b_Q, ...
+  Tensor qkv_fused;       // (L, d + 2kv) = X·W_qkv + b_qkv
+  Tensor q_fused, k_fused, v_fused;           // (L, d), (L, kv), (L, kv): its column blocks
+  Tensor q_separate, k_separate, v_separate;  // the same: X·W_Q + b_Q, ...
   float max_diff_q = 0, max_diff_k = 0, max_diff_v = 0;  // max |fused − separate|
 };
 

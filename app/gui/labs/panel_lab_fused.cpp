@@ -1,5 +1,5 @@
 // Fused QKV (seed 004 V1 → V2 → V3): W_Q, W_K, W_V side by side, their
-// concatenation W_qkv (d, 3d), one product X·W_qkv split into Q | K | V, and the
+// concatenation W_qkv (d, d + 2·h_kv·d_k: 3d without grouped K/V heads), one product X·W_qkv split into Q | K | V, and the
 // check that it equals the three separate products. A button switches the
 // session itself between fused and separate weights.
 #include <algorithm>
@@ -92,12 +92,18 @@ void draw_body(AppState& app, FusedLabState& lab) {
                                                             {"v", lab_number(c.max_diff_v)}}));
   app.widgets.set_fact("labs.fused.max_diff", lab_number(worst));
   const float height = 9.0f * font;
-  ImGui::TextDisabled("%s", app.tr("labs.fused.v1"));
-  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, 1, 1}, nullptr, height);
-  ImGui::TextDisabled("%s", app.tr("labs.fused.v2"));
-  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 3}, &session.tokens, height);
+  // With grouped K/V heads W_K and W_V are narrower than W_Q (h_kv·d_k columns): widths follow the columns.
+  const Index d = c.w_q.cols(), kv = c.w_k.cols();
+  const float k_share = static_cast<float>(kv) / static_cast<float>(d);
+  const TextParams sizes = {{"d", std::to_string(d)}, {"kv", std::to_string(kv)}, {"total", std::to_string(d + 2 * kv)}};
+  wrapped_text_disabled(kv == d ? app.tr("labs.fused.v1") : app.i18n.format("labs.fused.v1_grouped", sizes));
+  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, k_share, k_share}, nullptr, height);
+  wrapped_text_disabled(kv == d ? app.tr("labs.fused.v2") : app.i18n.format("labs.fused.v2_grouped", sizes));
+  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 1 + 2 * k_share}, &session.tokens,
+              height);
   ImGui::TextDisabled("%s", app.tr("labs.fused.split_text"));
-  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, 1, 1}, &session.tokens, height);
+  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, k_share, k_share}, &session.tokens,
+              height);
 }
 
 }  // namespace

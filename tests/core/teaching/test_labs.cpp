@@ -163,7 +163,8 @@ TEST_CASE("softmax stability: naive float32 softmax overflows, stable one does n
 }
 
 TEST_CASE("fused QKV: X·[W_Q|W_K|W_V] split equals the three projections (naive loops)") {
-  for (const char* preset : {"seed-004-fused", "default"}) {
+  // llama-block groups its K/V heads: W_K and W_V are d × h_kv·d_k = 32 × 8, W_qkv 32 × 48.
+  for (const char* preset : {"seed-004-fused", "default", "llama-block"}) {
     CAPTURE(preset);
     auto session = al::load_preset(preset);
     REQUIRE(session);
@@ -171,9 +172,12 @@ TEST_CASE("fused QKV: X·[W_Q|W_K|W_V] split equals the three projections (naive
     auto result = al::compare_fused_qkv(*session, item);
     REQUIRE(result);
     const auto& c = *result;
-    const Index d = session->config.d_model, len = c.x.rows();
-    CHECK(c.w_qkv.shape == std::vector<Index>{d, 3 * d});
+    const Index d = session->config.d_model, len = c.x.rows(), kv = session->config.kv_width();
+    if (std::string(preset) == "llama-block") CHECK(kv == 8);
+    const Index widths[3] = {d, kv, kv}, offsets[3] = {0, d, d + kv};
+    CHECK(c.w_qkv.shape == std::vector<Index>{d, d + 2 * kv});
     CHECK(c.q_fused.shape == std::vector<Index>{len, d});
+    CHECK(c.k_fused.shape == std::vector<Index>{len, kv});
     // Independent computation of Q, K, V by loops over the session's own inputs.
     const al::InputId ws[3] = {al::InputId::WQ, al::InputId::WK, al::InputId::WV};
     const al::InputId bs[3] = {al::InputId::BQ, al::InputId::BK, al::InputId::BV};
@@ -184,11 +188,11 @@ TEST_CASE("fused QKV: X·[W_Q|W_K|W_V] split equals the three projections (naive
       const auto b = al::input(*session, bs[m]);
       double worst = 0;
       for (Index i = 0; i < len; ++i)
-        for (Index col = 0; col < d; ++col) {
+        for (Index col = 0; col < widths[m]; ++col) {
           double sum = session->config.bias ? b->data[size_t(col)] : 0.0;
           for (Index p = 0; p < d; ++p) sum += double(x.matrix(item)(i, p)) * w->at({p, col});
           worst = std::max(worst, std::abs(sum - fused[m]->at({i, col})));
-          CHECK(c.w_qkv.at({i % d, m * d + col}) == w->at({i % d, col}));
+          CHECK(c.w_qkv.at({i % d, offsets[m] + col}) == w->at({i % d, col}));
         }
       CHECK(worst < 1e-5);
     }
