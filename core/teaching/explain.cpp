@@ -210,6 +210,7 @@ Result<Explanation> explain_cell(const Trace& trace, const Session& session, con
     case Stage::Masked:
       e.kind = ExplainKind::Masked;
       e.input = trace.stage(trace.before_mask()).matrix(bh)(i, c);
+      e.biased = trace.before_mask() == Stage::Biased;
       e.has_mask = trace.mask != nullptr;
       e.masked = e.has_mask && trace.mask->matrix(b)(i, c) == 0.0f;
       e.fill = trace.mask_fill;

@@ -90,9 +90,10 @@ struct Explanation {
   ScaleMode scale_mode = ScaleMode::SqrtDk;
   double scale = 1;
   Index d_k = 0;
-  float input = 0;      // Scaled: the score; Masked: the scaled score;
+  float input = 0;      // Scaled: the score; Masked: the scaled score (B with ALiBi);
                         // Weight: the masked score; Dropped: the weight
   // Masked
+  bool biased = false;  // the mask's input is B = S′ − ALiBi's penalty, not S′
   bool has_mask = false;
   bool masked = false;
   double fill = 0;

@@ -3,11 +3,14 @@ seed 003 shows the score's real terms (computed here by hand), the diff view
 after an edit of V shows scores and weights unchanged (the diverging colormap's
 zero colour) and V changed, every view opens in English and Chinese without
 missing glyphs, and on a fused W_qkv the explained Q cell names its slice and
-the fused lab outlines exactly that block of W_qkv's columns."""
+the fused lab outlines exactly that block of W_qkv's columns; on a session without bias
+no line says "plus the bias", and with ALiBi and no mask the mask step passes B."""
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 
 from gui_test_util import DIVERGING, Failures, cell_sample_point, close, mean_colour, output_dir, screenshot
 
@@ -101,5 +104,27 @@ for lang in ("en", "zh"):
             x = int(round(rect["x"] + c * cell_w))
             outlined = any(close(mean_colour(image, x + dx, y, 0), OUTLINE, 60) for dx in (-1, 0, 1))
             failures.check(outlined == (c <= 8), f"[{lang}] W_qkv column line {c} {'is' if c <= 8 else 'is not'} outlined")
+
+# 5. What the window says follows the session: cross-attention has no bias, so neither a projection nor the
+#    output is "plus the bias" (and no "+ b_c" in the formula); ALiBi with no mask passes B, not S′.
+stages = json.loads(subprocess.run([binary, "trace", "cross-attention", "--json"], capture_output=True, text=True,
+                                   check=True).stdout)["stages"]
+for lang in ("en", "zh"):
+    for pin, stage in (("q:0:0:0:0", "q"), ("output:0:-1:1:2", "output")):
+        _, widgets = screenshot(binary, "cross-attention", stage, out, f"no-bias-{stage}-{lang}",
+                                ["--open", "explain", "--pin", pin, "--lang", lang])
+        said = widgets.get("explain.text", "")
+        failures.check(said and "b_c" not in said and "plus the bias" not in said and "加上偏置" not in said,
+                       f"[{lang}] {pin} on a session without bias: {said!r}")
+        expected = stages["q"][0][0][0][0] if stage == "q" else stages["output"][0][1][2]
+        failures.check(abs(float(widgets.get("explain.value", "nan")) - expected) < 1e-3,
+                       f"[{lang}] {pin} = {expected}, explained {widgets.get('explain.value')}")
+alibi = json.load(open(os.path.join(source_dir, "assets", "presets", "alibi-6-heads.json")))
+alibi["config"]["mask"] = {"causal": False}
+path = os.path.join(tempfile.mkdtemp(), "alibi-no-mask.json")
+json.dump(alibi, open(path, "w"))
+_, widgets = screenshot(binary, path, "masked", out, "alibi-no-mask", ["--open", "explain", "--pin", "masked:0:0:2:0"])
+said = widgets.get("explain.text", "")
+failures.check("ALiBi" in said and "scaled score passes" not in said, f"ALiBi with no mask: {said!r}")
 
 failures.finish()

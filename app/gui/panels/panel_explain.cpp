@@ -95,136 +95,145 @@ std::string source_text(AppState& app, const SourceLine& s) {
   return text;
 }
 
-// A formula line, in the accent colour so it stands out from the prose.
-void formula(const std::string& text) { wrapped_text_colored(kFormulaColour, text); }
-void prose(const std::string& text) { wrapped_text(text); }
+// A formula line, in the accent colour so it stands out from the prose. Each line is also the
+// fact explain.text, for the tests that read what a learner reads.
+void formula(AppState& app, const std::string& text) {
+  wrapped_text_colored(kFormulaColour, text);
+  app.widgets.append_fact("explain.text", text);
+}
+void prose(AppState& app, const std::string& text) {
+  wrapped_text(text);
+  app.widgets.append_fact("explain.text", text);
+}
 
 void explain_body(AppState& app, const Explanation& e, bool dropout) {
   const CellAddress& c = e.cell;
   const Index i = c.row, j = c.col;
   switch (e.kind) {
     case ExplainKind::Given:
-      prose(app.tr("teach.explain.given"));
+      prose(app, app.tr("teach.explain.given"));
       break;
     case ExplainKind::Projection:
-      prose(app.tr("teach.explain.projection"));
+      prose(app, app.tr(e.sum.has_bias ? "teach.explain.projection" : "teach.explain.projection_no_bias"));
       term_order(app, e.sum);
-      formula("Σ_p x_ip · W[p, c] + b_c = " + sum_text(app, e.sum, "b_c"));
+      formula(app, std::string(e.sum.has_bias ? "Σ_p x_ip · W[p, c] + b_c = " : "Σ_p x_ip · W[p, c] = ") +
+                       sum_text(app, e.sum, "b_c"));
       if (e.fused_slice) {
         const FusedWeightSlice& f = *e.fused_slice;
         const char* weight = f.weight == InputId::WQ ? "W_Q" : f.weight == InputId::WK ? "W_K" : "W_V";
-        prose(app.i18n.format("teach.explain.fused_slice",
+        prose(app, app.i18n.format("teach.explain.fused_slice",
                               {{"slice", "W_qkv[:, " + std::to_string(f.begin) + ":" + std::to_string(f.end) + "]"},
                                {"weight", weight},
                                {"column", "W_qkv[:, " + std::to_string(f.column) + "]"}}));
       }
       break;
     case ExplainKind::Score:
-      prose(app.tr("teach.explain.score"));
+      prose(app, app.tr("teach.explain.score"));
       term_order(app, e.sum);
-      formula("q_" + std::to_string(i) + "·k_" + std::to_string(j) + " = " + sum_text(app, e.sum));
+      formula(app, "q_" + std::to_string(i) + "·k_" + std::to_string(j) + " = " + sum_text(app, e.sum));
       break;
     case ExplainKind::Scaled:
       if (e.scale_mode == ScaleMode::SqrtDk) {
-        prose(app.tr("teach.explain.scaled_sqrt"));
-        formula(num(e.input) + " ÷ √" + std::to_string(e.d_k) + " = " + num(e.value));
+        prose(app, app.tr("teach.explain.scaled_sqrt"));
+        formula(app, num(e.input) + " ÷ √" + std::to_string(e.d_k) + " = " + num(e.value));
       } else if (e.scale_mode == ScaleMode::Custom) {
-        prose(app.tr("teach.explain.scaled_custom"));
-        formula(num(e.input) + " × " + num(e.scale) + " = " + num(e.value));
+        prose(app, app.tr("teach.explain.scaled_custom"));
+        formula(app, num(e.input) + " × " + num(e.scale) + " = " + num(e.value));
       } else {
-        prose(app.tr("teach.explain.scaled_none"));
-        formula(num(e.input) + " = " + num(e.value));
+        prose(app, app.tr("teach.explain.scaled_none"));
+        formula(app, num(e.input) + " = " + num(e.value));
       }
       break;
     case ExplainKind::Masked:
-      if (!e.has_mask) prose(app.tr("teach.explain.no_mask"));
-      else if (!e.masked) prose(app.tr("teach.explain.attends"));
-      else prose(app.i18n.format("teach.explain.masked", {{"fill", num(e.fill)}}));
-      formula((e.masked ? num(e.fill) : num(e.input)) + " = " + num(e.value));
+      if (!e.has_mask) prose(app, app.tr(e.biased ? "teach.explain.no_mask_biased" : "teach.explain.no_mask"));
+      else if (!e.masked) prose(app, app.tr("teach.explain.attends"));
+      else prose(app, app.i18n.format("teach.explain.masked", {{"fill", num(e.fill)}}));
+      formula(app, (e.masked ? num(e.fill) : num(e.input)) + " = " + num(e.value));
       break;
     case ExplainKind::Weight: {
-      prose(app.tr("teach.explain.weight"));
+      prose(app, app.tr("teach.explain.weight"));
       if (e.row_fully_masked && std::isnan(e.value)) {
-        prose(app.tr("teach.explain.fully_masked_nan"));
+        prose(app, app.tr("teach.explain.fully_masked_nan"));
         break;
       }
-      if (e.row_fully_masked) prose(app.tr("teach.explain.fully_masked_uniform"));
-      formula(app.i18n.format("teach.explain.row_max", {{"max", num(e.row_max)}}));
+      if (e.row_fully_masked) prose(app, app.tr("teach.explain.fully_masked_uniform"));
+      formula(app, app.i18n.format("teach.explain.row_max", {{"max", num(e.row_max)}}));
       std::string exps;
       for (const SumTerm& t : e.row_exps)
         exps += (exps.empty() ? "" : ", ") + format_shifted_exp(t.factor_a, e.row_max) + " = " + num(t.value);
       if (static_cast<Index>(e.row_exps.size()) < e.row_length)
         exps += " … (+" + std::to_string(e.row_length - static_cast<Index>(e.row_exps.size())) + ")";
-      formula(exps);
-      formula(app.i18n.format("teach.explain.row_sum", {{"sum", num(e.row_sum)}}));
-      formula(format_shifted_exp(e.input, e.row_max) + " ÷ " + num(e.row_sum) + " = " + num(e.exp_shifted) +
+      formula(app, exps);
+      formula(app, app.i18n.format("teach.explain.row_sum", {{"sum", num(e.row_sum)}}));
+      formula(app, format_shifted_exp(e.input, e.row_max) + " ÷ " + num(e.row_sum) + " = " + num(e.exp_shifted) +
               " ÷ " + num(e.row_sum) + " = " + num(e.value));
       break;
     }
     case ExplainKind::Dropped:
       if (!e.dropout_active) {
-        prose(app.tr("teach.explain.dropout_off"));
-        formula(num(e.input) + " = " + num(e.value));
+        prose(app, app.tr("teach.explain.dropout_off"));
+        formula(app, num(e.input) + " = " + num(e.value));
       } else if (e.kept) {
-        prose(app.i18n.format("teach.explain.dropout_kept", {{"p", num(e.dropout_p)}}));
-        formula(num(e.input) + " × 1/(1 − " + num(e.dropout_p) + ") = " + num(e.input) + " × " + num(e.keep_scale) +
+        prose(app, app.i18n.format("teach.explain.dropout_kept", {{"p", num(e.dropout_p)}}));
+        formula(app, num(e.input) + " × 1/(1 − " + num(e.dropout_p) + ") = " + num(e.input) + " × " + num(e.keep_scale) +
                 " = " + num(e.value));
       } else {
-        prose(app.i18n.format("teach.explain.dropout_zeroed", {{"p", num(e.dropout_p)}}));
-        formula(num(e.input) + " → 0");
+        prose(app, app.i18n.format("teach.explain.dropout_zeroed", {{"p", num(e.dropout_p)}}));
+        formula(app, num(e.input) + " → 0");
       }
       break;
     case ExplainKind::Context:
-      prose(app.tr(dropout ? "teach.explain.context_dropout" : "teach.explain.context"));
+      prose(app, app.tr(dropout ? "teach.explain.context_dropout" : "teach.explain.context"));
       term_order(app, e.sum);
-      formula(std::string("Σ_j ") + (dropout ? "α′_" : "α_") + std::to_string(i) + "j · v_j[" + std::to_string(j) + "] = " + sum_text(app, e.sum));
+      formula(app, std::string("Σ_j ") + (dropout ? "α′_" : "α_") + std::to_string(i) + "j · v_j[" + std::to_string(j) + "] = " + sum_text(app, e.sum));
       break;
     case ExplainKind::Concat:
-      prose(app.i18n.format("teach.explain.concat", {{"head", std::to_string(e.source_head)},
+      prose(app, app.i18n.format("teach.explain.concat", {{"head", std::to_string(e.source_head)},
                                                      {"col", std::to_string(e.source_col)}}));
       break;
     case ExplainKind::Output:
       if (e.sum.total_terms == 0) {
-        prose(app.tr("teach.explain.output_no_wo"));
+        prose(app, app.tr("teach.explain.output_no_wo"));
       } else {
-        prose(app.tr("teach.explain.output"));
+        prose(app, app.tr(e.sum.has_bias ? "teach.explain.output" : "teach.explain.output_no_bias"));
         term_order(app, e.sum);
-        formula("Σ_p concat_ip · W_O[p, c] + b_c = " + sum_text(app, e.sum, "b_c"));
+        formula(app, std::string(e.sum.has_bias ? "Σ_p concat_ip · W_O[p, c] + b_c = " : "Σ_p concat_ip · W_O[p, c] = ") +
+                         sum_text(app, e.sum, "b_c"));
       }
       break;
     case ExplainKind::Average:
-      prose(app.tr("teach.explain.average"));
+      prose(app, app.tr("teach.explain.average"));
       term_order(app, e.sum);
-      formula(sum_text(app, e.sum));
+      formula(app, sum_text(app, e.sum));
       break;
     case ExplainKind::Positional: {
-      prose(app.tr("teach.explain.positional"));
+      prose(app, app.tr("teach.explain.positional"));
       const bool even = j % 2 == 0;
       const std::string p = std::to_string(e.position), two_i = std::to_string(2 * (j / 2));
-      formula(std::string(even ? "sin" : "cos") + "(" + p + " / 10000^(" + two_i + "/d_model)) = " +
+      formula(app, std::string(even ? "sin" : "cos") + "(" + p + " / 10000^(" + two_i + "/d_model)) = " +
               (even ? "sin(" : "cos(") + num(e.angle) + ") = " + num(e.encoding));
-      formula(num(e.input) + " + " + num(e.encoding) + " = " + num(e.value));
+      formula(app, num(e.input) + " + " + num(e.encoding) + " = " + num(e.value));
       break;
     }
     case ExplainKind::Rotated: {
-      prose(app.i18n.format("teach.explain.rotated", {{"a", std::to_string(e.dim_a)}, {"b", std::to_string(e.dim_b)}, {"pair", std::to_string(e.pair)}}));
+      prose(app, app.i18n.format("teach.explain.rotated", {{"a", std::to_string(e.dim_a)}, {"b", std::to_string(e.dim_b)}, {"pair", std::to_string(e.pair)}}));
       const std::string base = e.rope_base == std::floor(e.rope_base) && e.rope_base < 1e12
                                    ? std::to_string(static_cast<long long>(e.rope_base))
                                    : num(e.rope_base);  // 10000, not 1e4
-      formula("θ = " + std::to_string(e.position) + "·" + base + "^(−2·" + std::to_string(e.pair) + "/" +
+      formula(app, "θ = " + std::to_string(e.position) + "·" + base + "^(−2·" + std::to_string(e.pair) + "/" +
               std::to_string(e.d_k) + ") = " + num(e.angle));
       const std::string xa = "x_" + std::to_string(e.dim_a), xb = "x_" + std::to_string(e.dim_b);
       if (j == e.dim_a)
-        formula(xa + "·cos θ − " + xb + "·sin θ = " + num(e.x_a) + "×" + num(std::cos(e.angle)) + " − " + num(e.x_b) +
+        formula(app, xa + "·cos θ − " + xb + "·sin θ = " + num(e.x_a) + "×" + num(std::cos(e.angle)) + " − " + num(e.x_b) +
                 "×" + num(std::sin(e.angle)) + " = " + num(e.value));
       else
-        formula(xb + "·cos θ + " + xa + "·sin θ = " + num(e.x_b) + "×" + num(std::cos(e.angle)) + " + " + num(e.x_a) +
+        formula(app, xb + "·cos θ + " + xa + "·sin θ = " + num(e.x_b) + "×" + num(std::cos(e.angle)) + " + " + num(e.x_a) +
                 "×" + num(std::sin(e.angle)) + " = " + num(e.value));
       break;
     }
     case ExplainKind::Biased:
-      prose(app.tr("teach.explain.biased"));
-      formula(num(e.input) + " − " + num(e.slope) + "×|" + std::to_string(i) + " − " + std::to_string(j) + "| = " +
+      prose(app, app.tr("teach.explain.biased"));
+      formula(app, num(e.input) + " − " + num(e.slope) + "×|" + std::to_string(i) + " − " + std::to_string(j) + "| = " +
               num(e.input) + " − " + num(e.slope * static_cast<double>(e.distance)) + " = " + num(e.value));
       break;
   }

@@ -43,6 +43,16 @@ void WidgetRegistry::set_fact(const std::string& name, const std::string& value)
   if (enabled()) facts_.emplace_back(name, value);
 }
 
+void WidgetRegistry::append_fact(const std::string& name, const std::string& line) {
+  if (!enabled()) return;
+  for (auto& [fact, value] : facts_)
+    if (fact == name) {
+      value += "\n" + line;
+      return;
+    }
+  facts_.emplace_back(name, line);
+}
+
 void WidgetRegistry::write() {
   if (!enabled()) return;
   nlohmann::json out;

@@ -27,6 +27,8 @@ class WidgetRegistry {
   void add_last_item(const std::string& name);
   // Facts about the frame (current stage, language, revision ...).
   void set_fact(const std::string& name, const std::string& value);
+  // Adds a line to a fact of this frame (the fact is made when there is none yet).
+  void append_fact(const std::string& name, const std::string& line);
   // Writes the file if this frame's content differs from the last one written.
   void write();
   // Where `name` was drawn so far this frame (kept with or without --widgets-out,
