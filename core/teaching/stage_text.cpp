@@ -21,6 +21,11 @@ struct SessionFacts {
   Index heads, kv_heads;  // kv_heads < heads: grouped-query (1: multi-query) attention
 };
 
+// Whether the mask hides anything: global tokens alone do not (without a window every query sees every key).
+bool masks_anything(const Config& c) {
+  return c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0;
+}
+
 SessionFacts facts_of(const Session& s) {
   const Config& c = s.config;
   return {c.attention == AttentionKind::Cross,
@@ -28,7 +33,7 @@ SessionFacts facts_of(const Session& s) {
           c.bias,
           s.weights.fused(),
           s.weights.w_o != nullptr,
-          c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0 || !c.mask.global_tokens.empty(),
+          masks_anything(c),
           c.dropout.active(),
           c.scale.mode,
           c.mask_fill,
@@ -235,7 +240,7 @@ std::string step_title(Step step, const Session& session, const TextLookup& look
 // position (global tokens alone, with no window, hide nothing) or dropout drops weights by position.
 template <typename Add>
 void add_order_sentences(const Config& c, const Add& add, const std::string& base) {
-  const bool positional_mask = c.mask.causal || c.mask.key_padding || c.mask.custom || c.mask.window > 0;
+  const bool positional_mask = masks_anything(c);
   const bool dropout = c.dropout.active();
   switch (c.positional.type) {
     case PositionalType::None:
@@ -328,7 +333,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       out.formula = std::string(f.cross ? "X_q′ = X_q + PE,  X_kv′ = X_kv + PE" : "X′ = X + PE") +
                     "    PE[p, 2i] = sin(p / 10000^(2i/d_model)),  PE[p, 2i+1] = cos(p / 10000^(2i/d_model))";
       add(base + ".explain");
-      add(base + ".why");
+      add(base + (f.has_mask || f.dropout ? ".why_masked" : ".why"));
       if (f.cross) add(base + ".cross");
       break;
     case Step::Rope: {
@@ -390,8 +395,16 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
                                      " (mask_ij = 0)"
                                : "S″ = " + in;
       add(base + ".explain");
+      const bool globals_on = !c.mask.global_tokens.empty();
+      if (globals_on) {
+        std::string globals;
+        for (Index g : c.mask.global_tokens) globals += (globals.empty() ? "" : ", ") + std::to_string(g);
+        params.push_back({"globals", globals});
+        params.push_back({"global_count", std::to_string(c.mask.global_tokens.size())});
+      }
       if (!f.has_mask) {
         add(base + ".none");
+        if (globals_on) add(base + ".global_no_window");
         break;
       }
       add(base + ".active");
@@ -399,15 +412,10 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         // A formula, not words: the same in every language.
         const std::string w = std::to_string(c.mask.window);
         out.formula += c.mask.causal ? ",    w = " + w + ": i − " + w + " < j ≤ i" : ",    w = " + w + ": |i − j| < " + w;
-        add(base + (c.mask.causal ? ".window_causal" : ".window"));
+        // Global tokens add keys to every row: the window's count is then per non-global query, plus them.
+        add(base + (c.mask.causal ? ".window_causal" : ".window") + (globals_on ? "_global" : ""));
       }
-      if (!c.mask.global_tokens.empty()) {
-        std::string globals;
-        for (Index g : c.mask.global_tokens) globals += (globals.empty() ? "" : ", ") + std::to_string(g);
-        params.push_back({"globals", globals});
-        params.push_back({"global_count", std::to_string(c.mask.global_tokens.size())});
-        add(base + ".global");
-      }
+      if (globals_on) add(base + ".global");
       if (std::isinf(c.mask_fill) && c.mask_fill < 0) {
         add(base + ".weight_inf");
       } else if (trace) {
@@ -421,7 +429,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
     }
     case Step::Weights:
       out.formula = "α = softmax(S″)    α_ij = exp(S″_ij − m_i) / Σ_l exp(S″_il − m_i),   m_i = max_l S″_il";
-      add(base + ".explain");
+      add(base + (c.positional.type == PositionalType::Alibi ? ".explain_alibi" : ".explain"));
       break;
     case Step::Dropped:
       out.formula = f.dropout ? "α′ = α ⊙ m / (1 − p),   m_ij ∈ {0, 1}" : "α′ = α";
@@ -434,7 +442,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       break;
     case Step::Concat:
       out.formula = "Concat(C₀, …, C_(h−1)) : (B, Lq, h·d_k)";
-      add(base + ".explain");
+      add(base + (f.has_w_o ? ".explain" : ".explain_no_w_o"));
       break;
     case Step::WO:
       out.formula = lookup("formula.output") + " = " + output_projection(f);

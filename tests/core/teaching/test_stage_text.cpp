@@ -107,6 +107,8 @@ std::vector<Case> cases() {
   out.push_back({"cross sinusoidal", edited("cross-attention", [](Session& s) {
                    s.config.positional.type = PositionalType::Sinusoidal; })});
   out.push_back({"window not causal", edited("default", [](Session& s) { s.config.mask.window = 2; })});
+  out.push_back({"global token alone", edited("default", [](Session& s) { s.config.mask.global_tokens = {0}; })});
+  out.push_back({"window causal + global", edited("mistral-window", [](Session& s) { s.config.mask.global_tokens = {2}; })});
   out.push_back({"fill -1e-20", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e-20; })});
   out.push_back({"fill 0", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = 0; })});
   out.push_back({"fill -1e9", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e9; })});
@@ -138,8 +140,7 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
     REQUIRE_MESSAGE(traced.ok(), traced.error().message);
     const Trace& t = **traced;
     const Config& config = c.session.config;
-    const bool has_mask = config.mask.causal || config.mask.key_padding || config.mask.custom ||
-                          config.mask.window > 0 || !config.mask.global_tokens.empty();
+    const bool has_mask = t.mask != nullptr;  // what the trace masks (global tokens alone mask nothing)
     const bool dropout = config.dropout.training && config.dropout.p > 0;
     const bool cross = config.attention == AttentionKind::Cross, direct = config.mode == InputMode::Direct;
     const double leak = masked_weight_by_loop(t);
@@ -244,6 +245,48 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
       if (chinese) CHECK(contains(texts[Step::Context].explain, "加权平均：") == !dropout);
       CHECK(contains(texts[Step::Weights].explain, chinese ? "非负" : "non-negative"));
     }
+  }
+}
+
+// The mask, softmax, concat and positions steps say what this session does, checked against its trace.
+TEST_CASE("mask, softmax, concat and positions steps: each claim holds on its session") {
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    auto traced = compute(c.session);
+    REQUIRE(traced.ok());
+    const Trace& t = **traced;
+    const Config& config = c.session.config;
+    auto text = [&](Step step) { return step_text(step, c.session, &t, lookup_in(false), false).explain; };
+    const std::string masked = text(Step::Masked);
+    // "This example has a mask" exactly when the trace masks a cell.
+    CHECK(contains(masked, "This example has a mask") == (t.mask != nullptr));
+    // The window's key count, by a loop over the trace's mask: at most 2w − 1 (w with causal) per query,
+    // plus the global tokens for a query that is not one; the text adds "plus" exactly when there are some.
+    if (config.mask.window > 0 && t.mask) {
+      const Index w = config.mask.window, g = static_cast<Index>(config.mask.global_tokens.size());
+      const Index bound = (config.mask.causal ? w : 2 * w - 1) + g;
+      Index most = 0;
+      for (Index i = 0; i < t.dims.len_q; ++i) {
+        if (std::count(config.mask.global_tokens.begin(), config.mask.global_tokens.end(), i)) continue;
+        Index kept = 0;
+        for (Index j = 0; j < t.dims.len_kv; ++j) kept += t.mask->at({0, i, j}) != 0.0f;
+        most = std::max(most, kept);
+      }
+      CHECK(most <= bound);
+      if (g > 0) CHECK(most > bound - g);  // the globals are really among the keys kept
+      CHECK(contains(masked, "plus the global") == (g > 0));
+    }
+    if (!config.mask.global_tokens.empty() && config.mask.window == 0) CHECK(contains(masked, "nothing here"));
+    // Softmax's input: B with ALiBi, S′ otherwise.
+    const std::string weights = text(Step::Weights);
+    CHECK(contains(weights, "ALiBi-biased scores B") == (config.positional.type == PositionalType::Alibi));
+    // W_O mixes the heads only when there is one.
+    CHECK(contains(text(Step::Concat), "that is W_O's job") == (c.session.weights.w_o != nullptr));
+    // "Shuffle the rows of X and the outputs are shuffled the same way" is said of attention without a
+    // positional mask or dropout only.
+    const auto steps = steps_of(c.session);
+    if (std::find(steps.begin(), steps.end(), Step::Positions) != steps.end())
+      CHECK(contains(text(Step::Positions), "Without masks or dropout") == (t.mask != nullptr || config.dropout.active()));
   }
 }
 
