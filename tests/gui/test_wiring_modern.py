@@ -176,6 +176,7 @@ finally:
 L3, H3 = 6, 4
 decoded = wu.random_session(rng, L3, 8, H3, causal=True, num_kv_heads=2, positional={"type": "rope"})
 decoded["config"]["mask"]["window"] = 3
+decoded["x"].append(wu.random_matrix(rng, L3, 8))  # two sequences: the cache holds both
 decoded["weights"]["w_k"] = wu.random_matrix(rng, 8, 4, 1.2)
 decoded["weights"]["w_v"] = wu.random_matrix(rng, 8, 4, 1.2)
 decoded["weights"]["b_k"] = wu.random_matrix(rng, 1, 4, 0.8)[0]
@@ -196,6 +197,9 @@ try:
         weights = np.array([float(w) for w in state["labs.decode.weights"].split(", ")])
         failures.check(positions == list(range(max(0, t - 2), t + 1)),
                        f"[decode t={t}] the rolling cache keeps the last 3 positions: {positions}")
+        failures.check(state.get("labs.decode.cache_total_bytes") == str(2 * 2 * 2 * 4 * len(positions) * 2),
+                       f"[decode t={t}] K and V of 2 K/V heads · d_k 2 · 4 bytes, {len(positions)} tokens, 2 sequences: "
+                       f"{state.get('labs.decode.cache_total_bytes')}")
         failures.check(np.allclose(weights, reference[t, positions], atol=2e-6)
                        and np.allclose(reference[t].sum(), weights.sum(), atol=2e-6),
                        f"[decode t={t}] weights {weights} vs the full trace's row {reference[t]}")

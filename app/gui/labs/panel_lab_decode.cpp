@@ -198,7 +198,8 @@ void draw_body(AppState& app, DecodeLabState& lab) {
   if (d.group() > 1)
     wrapped_text_disabled(app.i18n.format("labs.decode.shared", {{"h", std::to_string(h)}, {"g", std::to_string(g)},
                                                                  {"group", std::to_string(d.group())}}));
-  const Index tokens = step.t + 1;
+  // Per token of one sequence; the cache holds n tokens of each of the B sequences.
+  const Index cached = n * d.batch;
   wrapped_text(app.i18n.format(
       "labs.decode.memory",
       {{"bytes", std::to_string(run.cache_bytes_per_token)},
@@ -206,10 +207,12 @@ void draw_body(AppState& app, DecodeLabState& lab) {
        {"d_k", std::to_string(d.d_k)},
        {"mha_bytes", std::to_string(run.multi_head_bytes_per_token)},
        {"heads", std::to_string(d.heads)},
-       {"tokens", std::to_string(tokens)},
-       {"total", std::to_string(run.cache_bytes_per_token * n)},
-       {"mha_total", std::to_string(run.multi_head_bytes_per_token * n)}}));
+       {"n", std::to_string(n)},
+       {"batch", std::to_string(d.batch)},
+       {"total", std::to_string(run.cache_bytes_per_token * cached)},
+       {"mha_total", std::to_string(run.multi_head_bytes_per_token * cached)}}));
   app.widgets.add_last_item("labs.decode.memory");
+  app.widgets.set_fact("labs.decode.cache_total_bytes", std::to_string(run.cache_bytes_per_token * cached));
   wrapped_text_disabled(app.tr("labs.decode.why"));
   if (const auto& diffs = cached_differences(app, lab, step, d)) {
     wrapped_text(app.i18n.format("labs.decode.matches", {{"t", std::to_string(step.t)},
