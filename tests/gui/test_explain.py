@@ -88,6 +88,13 @@ for lang in ("en", "zh"):
     failures.check(diff is not None and float(diff) < 1e-5, f"[{lang}] concat·W_O = Σ heads, max |difference| {diff}")
     failures.check(f.get("explain.kind") not in (None, ""), f"[{lang}] the weight cell is explained")
 
+# 3b. Grouped K/V heads (llama-block: 8 query heads, 2 K/V heads of d_k 4): the reshape window's K/V bar
+#     has h_kv·d_k = 8 columns, not d_model = 32, as the trace's K is (1, 2, 8, 4).
+k_shape = subprocess.run([binary, "trace", "llama-block", "--summary"], capture_output=True, text=True, check=True).stdout
+failures.check(any(line.split()[:2] == ["k", "1x2x8x4"] for line in k_shape.splitlines()), "llama-block's K is 1x2x8x4")
+_, widgets = screenshot(binary, "llama-block", "qkv", out, "heads-grouped", ["--open", "heads"])
+failures.check(widgets.get("heads.kv_columns") == "8", f"K/V columns in the reshape window: {widgets.get('heads.kv_columns')}")
+
 # 4. Fused W_qkv (seed 004: d_model 8, one head): Q[1][2] comes from W_qkv[:, 0:8], column 2.
 OUTLINE = (0, 230, 255)  # heatmap_widget's outline of an explained cell's sources
 for lang in ("en", "zh"):
