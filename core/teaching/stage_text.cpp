@@ -178,6 +178,12 @@ bool substitute(std::string* text, const TextParams& params) {
   return complete;
 }
 
+std::string softmax_input_symbol(const Session& session) {
+  std::string input = scaled_scores_symbol(session);
+  if (session.config.positional.type == PositionalType::Alibi) input += " − m·|i − j|";
+  return masks_anything(session.config) ? "mask(" + input + ")" : input;
+}
+
 std::string scaled_scores_symbol(const Session& session, const std::string& scores) {
   switch (session.config.scale.mode) {
     case ScaleMode::SqrtDk: return scores + "/√d_k";

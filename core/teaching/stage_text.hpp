@@ -66,6 +66,9 @@ std::string step_timeline(Step step, const Session& session, const TextLookup& l
 // The scaled scores as this session computes them from `scores`: "QKᵀ/√d_k",
 // "QKᵀ" (no scaling) or "0.5·QKᵀ" (custom factor).
 std::string scaled_scores_symbol(const Session& session, const std::string& scores = "QKᵀ");
+// What the softmax reads, S″: the scaled scores, minus ALiBi's penalty when it is on, through the mask
+// when one hides anything: "QKᵀ/√d_k", "mask(QKᵀ/√d_k − m·|i − j|)".
+std::string softmax_input_symbol(const Session& session);
 
 // Every character the composed formulas and labels use, for the font's glyphs.
 const char* step_text_glyphs();

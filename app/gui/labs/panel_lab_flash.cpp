@@ -84,7 +84,8 @@ void record(AppState& app, FlashLabState& lab) {
   lab.steps = std::make_shared<const FlashSteps>(std::move(*steps));
   lab.plain = plain;
   lab.tokens = session.tokens;
-  lab.scaled_scores = scaled_scores_symbol(session);
+  lab.softmax_input = softmax_input_symbol(session);
+  lab.dropout = session.config.dropout.active();
   lab.key_tokens = session.config.attention == AttentionKind::Cross ? session.tokens_kv : session.tokens;
   lab.step = std::clamp(lab.step, 0, static_cast<int>(lab.steps->steps.size()) - 1);
 }
@@ -166,7 +167,7 @@ void scores_heatmap(AppState& app, const FlashLabState& lab, const FlashStep& st
   const Index matrix = s.batch * plain.dims.heads + s.head;
   HeatmapSpec spec;
   spec.name = "flash_lab.scores";
-  spec.title = app.i18n.format("flash_lab.scores_title", {{"scaled", lab.scaled_scores}});
+  spec.title = app.i18n.format("flash_lab.scores_title", {{"input", lab.softmax_input}});
   const TensorPtr scores = plain.stage_ptr(Stage::Masked);
   if (!scores) {  // a lean trace (SessionModel::keep) without the masked scores
     draw_not_kept(app, stage_set({Stage::Masked}), "flash_lab");
@@ -246,7 +247,8 @@ void memory_and_result(AppState& app, const FlashLabState& lab, bool at_end) {
   if (at_end) {
     ImGui::PushStyleColor(ImGuiCol_Text, difference < 1e-5 ? ImVec4(0.5f, 0.9f, 0.5f, 1.0f)
                                                            : ImVec4(1.0f, 0.5f, 0.4f, 1.0f));
-    wrapped_text(app.i18n.format("flash_lab.result", {{"diff", lab_number(difference)}, {"scaled", lab.scaled_scores}}));
+    const std::string plain = lab.dropout ? "dropout(softmax(S″))·V" : "softmax(S″)·V";
+    wrapped_text(app.i18n.format("flash_lab.result", {{"diff", lab_number(difference)}, {"plain", plain}}));
     ImGui::PopStyleColor();
     app.widgets.add_last_item("flash_lab.result");
   } else {

@@ -50,7 +50,7 @@ void attention_matrices(AppState& app, const LinearLabState& lab, const Trace& t
   const float width = 0.5f * (ImGui::GetContentRegionAvail().x - 1.2f * font);
   HeatmapSpec softmax;
   softmax.name = "linear_lab.softmax_weights";
-  softmax.title = app.i18n.format("linear_lab.softmax_weights", {{"scaled", scaled_scores_symbol(app.model.trace_session())}});
+  softmax.title = app.i18n.format("linear_lab.softmax_weights", {{"scaled", softmax_input_symbol(session)}});
   softmax.values = matrix_of(trace.stage_ptr(Stage::Weights), matrix);
   if (trace.mask) softmax.mask = matrix_of(trace.mask, batch);
   softmax.style = {Colormap::Sequential, 0.0f, 1.0f};

@@ -34,7 +34,8 @@ struct FlashLabState {
   std::string example_tokens_note;     // why (sizes), in the session's terms
   std::vector<std::string> tokens;     // query labels of what is shown
   std::vector<std::string> key_tokens;
-  std::string scaled_scores;  // how the stepped session scales QKᵀ: "QKᵀ/√d_k", "QKᵀ", "0.5·QKᵀ"
+  std::string softmax_input;  // what the stepped session's softmax reads: "QKᵀ/√d_k", "mask(QKᵀ/√d_k − m·|i − j|)"
+  bool dropout = false;       // its weights pass dropout before ·V
   std::string error;
 };
 

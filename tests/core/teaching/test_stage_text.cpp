@@ -290,6 +290,16 @@ TEST_CASE("mask, softmax, concat and positions steps: each claim holds on its se
   }
 }
 
+TEST_CASE("softmax_input_symbol: the scaled scores, ALiBi's penalty, the mask when it hides anything") {
+  CHECK(softmax_input_symbol(*load_preset("default")) == "QKᵀ/√d_k");
+  CHECK(softmax_input_symbol(*load_preset("causal-decoder")) == "mask(QKᵀ/√d_k)");
+  CHECK(softmax_input_symbol(*load_preset("alibi-6-heads")) == "mask(QKᵀ/√d_k − m·|i − j|)");
+  CHECK(softmax_input_symbol(edited("alibi-6-heads", [](Session& s) { s.config.mask.causal = false; })) ==
+        "QKᵀ/√d_k − m·|i − j|");
+  CHECK(softmax_input_symbol(edited("default", [](Session& s) { s.config.mask.global_tokens = {0}; })) == "QKᵀ/√d_k");
+  CHECK(softmax_input_symbol(edited("default", [](Session& s) { s.config.scale = {ScaleMode::None, 1.0}; })) == "QKᵀ");
+}
+
 TEST_CASE("with no trace yet (a large first trace still computing), the sizes come from the session") {
   for (const Case& c : cases()) {
     CAPTURE(c.name);
