@@ -84,6 +84,10 @@ int dispatch(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kHelp;
+#ifdef ATTENTION_LAB_HAS_GUI
+    std::cout << "\nThe window's options (attention-lab [preset | session.json] ..., and screenshot):\n"
+              << al::gui::usage_text();
+#endif
     return 0;
   }
   if (command == "--version" || command == "-V") {

@@ -10,6 +10,19 @@ for word in "trace" "--json" "--summary" "export-torch" "screenshot" "--stage" "
             "--list-presets" "--version" "session.json"; do
   grep -qF -- "$word" <<<"$help" || { echo "FAIL: --help does not mention $word"; exit 1; }
 done
+# A build with the window gives its options too (a headless build has none to give).
+if "$bin" --version >/dev/null && ! "$bin" --open no-such-window 2>&1 | grep -q "has no window"; then
+  for word in "--open" "--lesson" "--pin" "--quiz-hide" "--keep" "--frame-stats"; do
+    grep -qF -- "$word" <<<"$help" || { echo "FAIL: --help does not mention the window's $word"; exit 1; }
+  done
+fi
+
+# Every window --open accepts (its refusal of a bad name lists them) is named in --help, as the README says.
+if windows=$("$bin" --open no-such-window 2>&1 >/dev/null | sed -n 's/.*--open takes a window name: //p') && [ -n "$windows" ]; then
+  for window in ${windows//,/ }; do
+    grep -qw -- "$window" <<<"$help" || { echo "FAIL: --help does not name the window $window"; exit 1; }
+  done
+fi
 
 # The help's list of stages holds every stage a trace prints, with sinusoidal positions (x_pos), RoPE
 # (q_rot, k_rot), ALiBi (biased) and cross attention (x_kv_pos) too.

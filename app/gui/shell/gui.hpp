@@ -7,4 +7,7 @@ namespace al::gui {
 // argv as given to main(); returns the process exit code.
 int main(int argc, char** argv);
 
+// The window's command-line options (shell/options.cpp), for --help and after a wrong one.
+const char* usage_text();
+
 }  // namespace al::gui

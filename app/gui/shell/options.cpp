@@ -4,6 +4,7 @@
 //                 [--size WxH] [--lang en|zh] [--head N] [flags]
 // flags (also for tests): --widgets-out f.json, --save-on-exit f.json, --frames N
 #include "shell/options.hpp"
+#include "shell/gui.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -43,8 +44,9 @@ const char* usage_text() {
          "                  and drag), fps while an edit is recomputed every frame, edit->visible latency\n"
          "                  (20 edits at least) and start-up (N frames for the idle and recompute phases,\n"
          "                  default 120; shows the weights stage), then quits\n"
-         "stages: x, qkv (or q, k, v), scores, scaled, masked, weights, dropped, context, concat,\n"
-         "        w_o, output\n";
+         "stages: x, x_pos, qkv (or q, k, v), rope (or q_rot, k_rot), scores, scaled, alibi (or biased),\n"
+         "        masked, weights, dropped, context, concat, w_o, output (x_pos, rope and alibi only with\n"
+         "        their positions on)\n";
 }
 
 namespace {

@@ -6,7 +6,6 @@
 
 namespace al::gui {
 
-const char* usage_text();
 // Fills `options` from argv; returns a message when the command line is wrong.
 std::optional<std::string> parse_options(int argc, char** argv, Options* options);
 
