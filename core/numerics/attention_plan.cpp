@@ -164,6 +164,8 @@ std::optional<Error> check_config(const Config& c) {
     return make_error(ErrorCode::InvalidConfig, "the custom scale must be a finite number");
   if (std::isnan(c.mask_fill))
     return make_error(ErrorCode::InvalidConfig, "the mask fill value must be a number, not NaN");
+  if (std::isinf(c.mask_fill) && c.mask_fill > 0)
+    return make_error(ErrorCode::InvalidConfig, "the mask fill value must not be +∞: a masked cell would outscore every key and its row's softmax would be NaN; use −∞ or a very negative number such as −1e9");
   return std::nullopt;
 }
 

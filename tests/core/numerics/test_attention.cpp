@@ -528,5 +528,11 @@ TEST_CASE("errors name what is wrong") {
     s.config.num_heads = 2;
     s.config.mask_fill = std::nan("");
     CHECK(compute_error(s).message == "the mask fill value must be a number, not NaN");
+    // +∞ would give masked cells the row's whole weight as NaN: refused, with the way out named.
+    s.config.mask_fill = std::numeric_limits<double>::infinity();
+    CHECK(compute_error(s).code == al::ErrorCode::InvalidConfig);
+    CHECK(compute_error(s).message.find("must not be +∞") != std::string::npos);
+    s.config.mask_fill = 1e9;  // a large finite fill is allowed: the masked keys take the weight, as the checks warn
+    CHECK(compute_ok(s));
   }
 }
