@@ -183,7 +183,12 @@ std::string SessionReader::resolve_file(const json& j, const std::string& path) 
          {{"path", path}});
   const fs::path p(rel);
   const fs::path normal = p.lexically_normal();
-  if (rel.empty() || p.is_absolute() || normal.empty() || *normal.begin() == "..")
+  if (p.is_absolute())  // even one inside the folder: the session must still work when the folder moves
+    fail(ErrorCode::InvalidConfig, path + " is \"" + rel +
+                                       "\", an absolute path; use a path relative to the folder of the session "
+                                       "file, so that the session still works when its folder moves.",
+         {{"path", path}});
+  if (rel.empty() || normal.empty() || *normal.begin() == "..")
     fail(ErrorCode::InvalidConfig, path + " is \"" + rel +
                                        "\", which is outside the session's folder; use a path relative "
                                        "to the folder of the session file, without leading \"..\".",
