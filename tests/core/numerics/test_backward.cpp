@@ -106,6 +106,45 @@ TEST_CASE("backward: cross attention and fused W_qkv") {
   check_against_finite_differences(no_bias);
 }
 
+// Today's attention, against finite differences of the reference written for it (backward_reference.hpp):
+// grouped K/V heads, sinusoidal positions (self and cross), RoPE in both pairings, ALiBi (a power of two
+// heads and not), sliding windows with global tokens, and their combinations.
+TEST_CASE("backward: GQA, sinusoidal positions, RoPE, ALiBi, windows and global tokens") {
+  auto session = [](Index heads, std::uint64_t seed) { return random_projection_session(2, 4, 8, heads, seed); };
+  SUBCASE("grouped K/V heads, and one shared K/V head (MQA)") {
+    check_against_finite_differences(with_kv_heads(session(4, 61), 2, 62));
+    check_against_finite_differences(with_kv_heads(session(4, 63), 1, 64));
+  }
+  SUBCASE("RoPE, half and interleaved pairs, with GQA and a causal mask") {
+    al::Session half = with_kv_heads(session(2, 65), 1, 66);
+    half.config.positional.type = al::PositionalType::Rope;
+    half.config.mask.causal = true;
+    check_against_finite_differences(half);
+    al::Session interleaved = session(2, 67);
+    interleaved.config.positional = {al::PositionalType::Rope, al::RopeStyle::Interleaved, 100.0};
+    check_against_finite_differences(interleaved);
+  }
+  SUBCASE("ALiBi with 4 heads (non-causal) and with 2 heads causal") {
+    al::Session four = session(4, 69);
+    four.config.positional.type = al::PositionalType::Alibi;
+    check_against_finite_differences(four);
+    al::Session causal = session(2, 71);
+    causal.config.positional.type = al::PositionalType::Alibi;
+    causal.config.mask.causal = true;
+    check_against_finite_differences(causal);
+  }
+  SUBCASE("sinusoidal positions with a window and a global token; cross attention with positions on both sides") {
+    al::Session windowed = session(2, 73);
+    windowed.config.positional.type = al::PositionalType::Sinusoidal;
+    windowed.config.mask.window = 2;
+    windowed.config.mask.global_tokens = {0};
+    check_against_finite_differences(windowed);
+    al::Session cross = cross_projection();
+    cross.config.positional.type = al::PositionalType::Sinusoidal;
+    check_against_finite_differences(cross);
+  }
+}
+
 TEST_CASE("backward: direct mode, with and without W_O, 2-D inputs") {
   check_against_finite_differences(random_direct_session(2, 3, 3, 4, 2, 51));
   check_against_finite_differences(random_direct_session(1, 2, 5, 6, 3, 52));  // cross
