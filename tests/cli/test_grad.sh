@@ -87,6 +87,7 @@ expect_error "unknown option --bogus" grad default --bogus --json
 expect_error "--upstream needs" grad default --json --upstream
 expect_error "which session" grad --json
 expect_error "no-such-file.npy" grad default --upstream "$dir/no-such-file.npy" --json
-"$bin" --help | grep -qF "grad <preset | session.json> [--upstream G.npy] --json" || fail "--help does not show grad"
+help=$("$bin" --help)  # not piped into grep -q: see test_train.sh
+grep -qF "grad <preset | session.json> [--upstream G.npy] --json" <<<"$help" || fail "--help does not show grad"
 
 [ "$failures" -eq 0 ] && echo "grad ok" || { echo "$failures failure(s)"; exit 1; }
