@@ -11,14 +11,17 @@ for word in "trace" "--json" "--summary" "export-torch" "screenshot" "--stage" "
   grep -qF -- "$word" <<<"$help" || { echo "FAIL: --help does not mention $word"; exit 1; }
 done
 # A build with the window gives its options too (a headless build has none to give).
-if "$bin" --version >/dev/null && ! "$bin" --open no-such-window 2>&1 | grep -q "has no window"; then
+# (Outputs go through variables: grep -q may stop reading while a long output is still written, and
+# under pipefail the writer's SIGPIPE would fail the check.)
+refusal=$("$bin" --open no-such-window 2>&1 || true)
+if ! grep -q "has no window" <<<"$refusal"; then
   for word in "--open" "--lesson" "--pin" "--quiz-hide" "--keep" "--frame-stats"; do
     grep -qF -- "$word" <<<"$help" || { echo "FAIL: --help does not mention the window's $word"; exit 1; }
   done
 fi
 
 # Every window --open accepts (its refusal of a bad name lists them) is named in --help, as the README says.
-if windows=$("$bin" --open no-such-window 2>&1 >/dev/null | sed -n 's/.*--open takes a window name: //p') && [ -n "$windows" ]; then
+if windows=$(sed -n 's/.*--open takes a window name: //p' <<<"$refusal") && [ -n "$windows" ]; then
   for window in ${windows//,/ }; do
     grep -qw -- "$window" <<<"$help" || { echo "FAIL: --help does not name the window $window"; exit 1; }
   done
@@ -39,7 +42,8 @@ session = json.load(open(sys.argv[1]))
 session["config"]["positional"] = {"type": "sinusoidal"}
 json.dump(session, open(sys.argv[2], "w"))
 PY
-"$bin" trace "$cross" --summary | grep -q "^x_kv_pos " || { echo "FAIL: a cross trace with positions has no x_kv_pos"; exit 1; }
+summary=$("$bin" trace "$cross" --summary)
+grep -q "^x_kv_pos " <<<"$summary" || { echo "FAIL: a cross trace with positions has no x_kv_pos"; exit 1; }
 grep -qx "x_kv_pos" <<<"$stages" || { echo "FAIL: --help's stages lack x_kv_pos"; exit 1; }
 rm -f "$cross"
 
