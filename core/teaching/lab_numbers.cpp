@@ -7,6 +7,20 @@
 
 namespace al {
 
+std::string cell_value_text(float v, bool compact) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
+  char buffer[32];
+  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
+    std::snprintf(buffer, sizeof buffer, "%.3g", static_cast<double>(v));
+  else
+    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", static_cast<double>(v));
+  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
+  std::string text = buffer;
+  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
 std::string lab_number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v < 0 ? "−∞" : "∞";

@@ -18,6 +18,11 @@ namespace al {
 // minus sign ("−2.25", as in "−∞"), exponents as written by hand ("−1e9",
 // "2.5e-5"), "NaN", "∞"; −0 is "0.0".
 std::string lab_number(double v);
+// A heatmap cell's value as its text reads (compact: in the cell; else in the tooltip):
+// two decimals in a cell, four in a tooltip, three significant digits from 100 on (and
+// in a tooltip under 0.005), "NaN", "−∞", never "-0.00". The quiz works answers out from
+// these texts (value_as_shown), so the screen and the quiz read one rule.
+std::string cell_value_text(float v, bool compact);
 // A memory size: "545 B", "812.5 KiB", "30.0 MiB", "1.2 GiB".
 std::string bytes_text(Index bytes);
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "base/random.hpp"
 #include "teaching/explain.hpp"
+#include "teaching/lab_numbers.hpp"
 
 namespace al {
 
@@ -104,9 +104,7 @@ bool quiz_value_matches(double expected, double typed) {
 
 double value_as_shown(float v) {
   if (!std::isfinite(v)) return v;
-  char text[32];
-  std::snprintf(text, sizeof text, std::fabs(v) >= 100.0f ? "%.3g" : "%.2f", static_cast<double>(v));
-  return std::strtod(text, nullptr);
+  return std::strtod(cell_value_text(v, true).c_str(), nullptr);
 }
 
 std::optional<QuizQuestion> make_quiz_question(const Trace& trace, const Session& session, std::uint64_t seed,

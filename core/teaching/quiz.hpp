@@ -39,8 +39,8 @@ struct QuizQuestion {
 // Relative 1e-2 or absolute 1e-2, whichever is looser: a learner rounds.
 bool quiz_value_matches(double expected, double typed);
 
-// A value as a heatmap cell prints it (app/gui/widgets/heatmap_cells.cpp, format_value compact):
-// two decimals, three significant digits from 100 on; ±∞ and NaN as they are.
+// A value as a heatmap cell prints it (cell_value_text compact, lab_numbers.hpp), read back
+// as a number; ±∞ and NaN as they are.
 double value_as_shown(float v);
 
 // A question about `trace` (computed from `session`, whose W_O and b_O the output's

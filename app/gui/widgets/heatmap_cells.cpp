@@ -6,20 +6,6 @@
 
 namespace al::gui {
 
-std::string format_value(float v, bool compact) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v < 0 ? "−∞" : "∞";
-  char buffer[32];
-  if (std::fabs(v) >= 100.0f || (v != 0.0f && std::fabs(v) < 0.005f && !compact))
-    std::snprintf(buffer, sizeof buffer, "%.3g", v);
-  else
-    std::snprintf(buffer, sizeof buffer, compact ? "%.2f" : "%.4f", v);
-  // A tiny negative value rounds to "-0.00": a learner reads a sign that is not there.
-  std::string text = buffer;
-  if (text[0] == '-' && text.find_first_not_of("0.", 1) == std::string::npos) text.erase(0, 1);
-  return text;
-}
-
 // Where on the colormap a value falls, to pick a readable text colour.
 bool dark_background(const HeatmapStyle& style, float v) {
   if (!std::isfinite(v) || style.colormap == Colormap::Mask) return false;

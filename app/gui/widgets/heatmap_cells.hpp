@@ -11,8 +11,6 @@ namespace al::gui {
 
 // The label of row/col `index`: the token when there is one, else the index.
 std::string axis_label(const std::vector<std::string>* labels, Index index);
-// A cell's value as a learner reads it: "NaN", "−∞", 3 or 4 decimals, never "-0.00".
-std::string format_value(float v, bool compact);
 // Whether `v`'s colour is dark enough to need white text on it.
 bool dark_background(const HeatmapStyle& style, float v);
 // A 1 x 64 matrix running from the style's low to its high value: the colour bar.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 
+#include "teaching/lab_numbers.hpp"
 #include "widgets/heatmap_cells.hpp"
 
 namespace al::gui {
@@ -95,7 +96,7 @@ std::optional<std::string> render_slide(AppState& app, const HeatmapSpec& spec, 
   for (Index r = 0; l.numbers && r < m.rows; ++r)
     for (Index c = 0; c < m.cols; ++c) {
       const float v = m.at(r, c);
-      const std::string label = format_value(v, true);
+      const std::string label = cell_value_text(v, true);
       const ImVec2 size = text_size(l.number_size, label);
       const ImU32 colour = dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255) : IM_COL32(0, 0, 0, 255);
       overlay.AddText(font, l.number_size, ImVec2(l.grid_min.x + (c + 0.5f) * l.cell - 0.5f * size.x,
@@ -109,7 +110,7 @@ std::optional<std::string> render_slide(AppState& app, const HeatmapSpec& spec, 
   if (spec.style.colormap != Colormap::Mask) {
     const MatrixView ramp = colour_ramp(spec.style);
     quads.push_back({l.bar_min, l.bar_max, app.textures.get(ramp), 0, 1, static_cast<int>(ramp.cols), spec.style});
-    const std::string low = format_value(spec.style.low, true), high = format_value(spec.style.high, true);
+    const std::string low = cell_value_text(spec.style.low, true), high = cell_value_text(spec.style.high, true);
     const float y = l.bar_max.y + 0.2f * l.f;
     overlay.AddText(font, l.f, ImVec2(l.bar_min.x, y), text, low.c_str());
     overlay.AddText(font, l.f, ImVec2(l.bar_max.x - text_size(l.f, high).x, y), text, high.c_str());

@@ -20,8 +20,8 @@ void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) 
   const MatrixView bar = colour_ramp(spec.style);
   const ImVec2 bar_max(at.x + width, at.y + 0.5f * font);
   app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, static_cast<int>(bar.cols), spec.style);
-  const std::string low = format_value(spec.style.low, true);
-  const std::string high = format_value(spec.style.high, true);
+  const std::string low = cell_value_text(spec.style.low, true);
+  const std::string high = cell_value_text(spec.style.high, true);
   const float text_y = bar_max.y + 0.1f * font;
   draw_list->AddText(ImVec2(at.x, text_y), text, low.c_str());
   draw_list->AddText(ImVec2(bar_max.x - ImGui::CalcTextSize(high.c_str()).x, text_y), text,
@@ -210,7 +210,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       for (Index c = 0; c < m.cols; ++c) {
         if (quiz_covers(app, spec.name, row0 + r, col0 + c)) continue;
         const float v = m.at(r, c);
-        const std::string label = format_value(v, true);
+        const std::string label = cell_value_text(v, true);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
         const ImU32 colour = dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255)
                                                             : IM_COL32(0, 0, 0, 255);
@@ -239,7 +239,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
     const std::string tokens = std::string(app.tr("heatmap.row")) + " " + axis_label(spec.row_labels, cell_ref.row) +
                                "   " + app.tr("heatmap.col") + " " + axis_label(spec.col_labels, cell_ref.col);
     const std::string value = "[" + std::to_string(cell_ref.row) + ", " + std::to_string(cell_ref.col) +
-                              "] = " + format_value(v, false);
+                              "] = " + cell_value_text(v, false);
     app.widgets.set_fact("tooltip", spec.title + "\n" + tokens + "\n" + value);  // tests read what it says
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(spec.title.c_str());

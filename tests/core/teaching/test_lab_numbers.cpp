@@ -93,6 +93,22 @@ TEST_CASE("lab_number: one way to write a number in every window") {
   CHECK(al::lab_number(-std::numeric_limits<double>::infinity()) == "−∞");
 }
 
+TEST_CASE("cell_value_text: a heatmap cell's text, compact in the cell, longer in its tooltip") {
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(al::cell_value_text(0.125f, true) == "0.12");  // printf rounds 0.125 (exact) to even
+  CHECK(al::cell_value_text(0.125f, false) == "0.1250");
+  CHECK(al::cell_value_text(-1.996f, true) == "-2.00");
+  CHECK(al::cell_value_text(-0.004f, true) == "0.00");  // no sign on a shown zero
+  CHECK(al::cell_value_text(-0.004f, false) == "-0.004");  // the tooltip keeps 3 digits under 0.005
+  CHECK(al::cell_value_text(0.0f, false) == "0.0000");
+  CHECK(al::cell_value_text(99.994f, true) == "99.99");
+  CHECK(al::cell_value_text(123.456f, true) == "123");  // three significant digits from 100 on
+  CHECK(al::cell_value_text(-1e9f, false) == "-1e+09");
+  CHECK(al::cell_value_text(std::numeric_limits<float>::quiet_NaN(), true) == "NaN");
+  CHECK(al::cell_value_text(-inf, true) == "−∞");
+  CHECK(al::cell_value_text(inf, false) == "∞");
+}
+
 TEST_CASE("bytes_text: bytes, then KiB, MiB, GiB with one decimal") {
   CHECK(al::bytes_text(0) == "0 B");
   CHECK(al::bytes_text(1023) == "1023 B");
