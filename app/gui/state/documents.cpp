@@ -268,8 +268,10 @@ void open_example_session(AppState& app, Session session, const std::string& nam
     app.edit(std::move(session), edit_label, "examples");
   } else {
     app.model.reset(std::move(session));
-    app.files.path.clear();  // Save asks where: it never overwrites the file opened before
   }
+  // Either way Save asks where: the example must never overwrite the file opened before,
+  // even when it came in as an edit of that file's session.
+  app.files.path.clear();
   app.view.error_control.clear();
   app.document = name;
 }

@@ -41,7 +41,8 @@ void finish_documents(AppState& app, GLFWwindow* window, bool by_signal);
 // Actions (documents.cpp). Errors go to the message box; the session stays as it was.
 void request_open(AppState& app, const std::string& path);  // asks first when modified
 bool open_document(AppState& app, const std::string& path);
-// A built-in example: opened like a file over unchanged work, an undoable edit over unsaved work.
+// A built-in example: opened like a file over unchanged work, an undoable edit over unsaved work;
+// either way it has no file yet (Save asks where).
 bool open_example(AppState& app, const std::string& preset, const std::string& edit_label);
 // The same for a session made in the app (a lesson's), titled `name`.
 void open_example_session(AppState& app, Session session, const std::string& name, const std::string& edit_label);
