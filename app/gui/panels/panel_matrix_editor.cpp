@@ -28,25 +28,41 @@ std::vector<InputId> editable_inputs(const Session& s) {
   return ids;
 }
 
-// Which part of a weight belongs to one head: columns of W_Q/W_K/W_V (and of
-// each block of the fused W_QKV), rows of W_O.
+// Which part of a weight belongs to query head `head`: columns of W_Q, of W_K / W_V the
+// columns of the K/V head it reads (grouped-query sessions have fewer), rows of W_O.
 struct Slice {
   Index first_row = 0, rows = 0, first_col = 0, cols = 0;
 };
 
-Slice head_slice(InputId id, const Tensor& t, Index d_model, Index heads, int head) {
+bool is_kv_weight(InputId id) {
+  return id == InputId::WK || id == InputId::WV || id == InputId::BK || id == InputId::BV;
+}
+
+// How many query heads read one K/V head (1 without grouping).
+Index kv_group(const Config& c) {
+  return c.kv_heads() > 0 && c.num_heads % c.kv_heads() == 0 ? c.num_heads / c.kv_heads() : 1;
+}
+
+Slice head_slice(InputId id, const Tensor& t, const Config& c, int head) {
   Slice all{0, t.rows(), 0, t.cols()};
-  if (head < 0 || heads <= 0 || d_model % heads != 0) return all;
-  const Index d_k = d_model / heads;
+  if (head < 0 || c.num_heads <= 0 || c.d_model % c.num_heads != 0) return all;
+  const Index d_k = c.d_model / c.num_heads;
+  Slice part = all;
   switch (id) {
-    case InputId::WQ: case InputId::WK: case InputId::WV:
-    case InputId::BQ: case InputId::BK: case InputId::BV:
-      return {0, t.rows(), head * d_k, d_k};
+    case InputId::WQ: case InputId::BQ:
+      part = {0, t.rows(), head * d_k, d_k};
+      break;
+    case InputId::WK: case InputId::WV: case InputId::BK: case InputId::BV:
+      part = {0, t.rows(), head / kv_group(c) * d_k, d_k};
+      break;
     case InputId::WO:
-      return {head * d_k, d_k, 0, t.cols()};
+      part = {head * d_k, d_k, 0, t.cols()};
+      break;
     default:
-      return all;
+      break;
   }
+  const bool inside = part.first_row + part.rows <= t.rows() && part.first_col + part.cols <= t.cols();
+  return inside ? part : all;
 }
 
 bool has_head_slices(InputId id) {
@@ -109,8 +125,10 @@ void draw_matrix_editor(AppState& app) {
   ImGui::SetNextItemWidth(10.0f * font);
   if (ImGui::BeginCombo((std::string(app.tr("editor.matrix")) + "###editor_matrix").c_str(),
                         input_name(view.editor_input))) {
-    for (InputId id : ids)
+    for (InputId id : ids) {
       if (ImGui::Selectable(input_name(id), id == view.editor_input)) view.editor_input = id;
+      app.widgets.add_last_item("editor.matrix." + std::string(input_name(id)));
+    }
     ImGui::EndCombo();
   }
   app.widgets.add_last_item("editor.matrix");
@@ -130,20 +148,29 @@ void draw_matrix_editor(AppState& app) {
 
   if (has_head_slices(id) && s.config.num_heads > 1) {
     ImGui::SetNextItemWidth(10.0f * font);
-    const std::string current = view.editor_head < 0
-        ? std::string(app.tr("editor.all_heads"))
-        : app.i18n.format("heatmap.head", {{"n", std::to_string(view.editor_head)}});
+    // W_K and W_V list their K/V heads, each with the query heads reading it (as the
+    // heatmaps title them); picking one keeps the first of those query heads.
+    const Index group = is_kv_weight(id) ? kv_group(s.config) : 1;
+    view.editor_head = std::min(view.editor_head, static_cast<int>(s.config.num_heads) - 1);
+    auto head_label = [&](int h) {
+      if (group == 1) return app.i18n.format("heatmap.head", {{"n", std::to_string(h)}});
+      const Index first = h / group * group;
+      return app.i18n.format("heatmap.kv_head", {{"n", std::to_string(h / group)}, {"first", std::to_string(first)},
+                                                 {"last", std::to_string(first + group - 1)}});
+    };
+    const std::string current = view.editor_head < 0 ? std::string(app.tr("editor.all_heads")) : head_label(view.editor_head);
     if (ImGui::BeginCombo((std::string(app.tr("editor.slice")) + "###editor_slice").c_str(), current.c_str())) {
       if (ImGui::Selectable(app.tr("editor.all_heads"), view.editor_head < 0)) view.editor_head = -1;
-      for (int h = 0; h < s.config.num_heads; ++h) {
+      for (int h = 0; h < s.config.num_heads; h += static_cast<int>(group)) {
         ImGui::PushID(h);
-        if (ImGui::Selectable(app.i18n.format("heatmap.head", {{"n", std::to_string(h)}}).c_str(),
-                              view.editor_head == h))
+        if (ImGui::Selectable(head_label(h).c_str(), view.editor_head >= 0 && view.editor_head / group == h / group))
           view.editor_head = h;
+        app.widgets.add_last_item("editor.slice." + std::to_string(h / group));
         ImGui::PopID();
       }
       ImGui::EndCombo();
     }
+    app.widgets.add_last_item("editor.slice");
   } else {
     view.editor_head = -1;
   }
@@ -171,7 +198,7 @@ void draw_matrix_editor(AppState& app) {
   // The cells, clipped to what is visible (matrices can have thousands of rows).
   // Wide matrices show a window of columns with a scroller: ImGui tables take
   // at most 64 columns (the label column counts), so never one per matrix column.
-  const Slice slice = head_slice(id, t, s.config.d_model, s.config.num_heads, view.editor_head);
+  const Slice slice = head_slice(id, t, s.config, view.editor_head);
   constexpr Index kWindowColumns = 32;
   const Index shown_cols = std::min(slice.cols, kWindowColumns);
   const Index last_first_col = slice.cols - shown_cols;
