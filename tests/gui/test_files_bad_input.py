@@ -1,7 +1,8 @@
 """Bad files never stop the app:
 1. A session whose heads do not divide d_model opens as it is, with the error
    shown and the file's values kept (the session written on exit has them).
-2. A file that is not JSON opens the default example, with the reason shown.
+2. A file that is not JSON opens the default example, with the reason shown; --save-on-exit
+   naming that file is refused (it would write the default example over it).
 3. Shaders missing from the asset folder (ATTENTION_LAB_ASSET_DIR): the built-in
    copies are used, the status bar says so, and the heatmaps still draw.
 4. Import (File > Import matrix…): a CSV of the wrong shape names both shapes;
@@ -59,6 +60,14 @@ code, facts, stderr = run_briefly([broken], "broken-zh", lang="zh")
 notices = facts.get("notices", "")
 failures.check("不是有效的 JSON" in notices and f"第 1 行第 {len(broken_text) + 1} 列意外结束" in notices
                and "not valid" not in notices, f"the reason is in Chinese, with its place: {notices!r}")
+# --save-on-exit naming that same file would write the default example over it: refused, file untouched.
+before = open(broken, "rb").read()
+spelled_otherwise = os.path.join(root, ".", "broken.json")
+result = subprocess.run([binary, broken, "--frames", "3", "--save-on-exit", spelled_otherwise],
+                        capture_output=True, text=True, timeout=60, env=env)
+failures.check(result.returncode == 2 and "is the file that failed to load" in result.stderr,
+               f"--save-on-exit over the file that failed to load is refused: {result.returncode} {result.stderr!r}")
+failures.check(open(broken, "rb").read() == before, "the file that failed to load is untouched")
 
 # 3. Missing shaders.
 empty_assets = os.path.join(root, "assets")

@@ -14,6 +14,7 @@
 #include <cfloat>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <memory>
 
@@ -449,6 +450,14 @@ int main(int argc, char** argv) {
   StartDocument start = load_start_document(source);
   if (start.problem) std::fprintf(stderr, "attention-lab: %s\n", start.problem->message.c_str());
   if (start.problem && start.path.empty() && options.screenshot) return 1;  // a picture of the wrong session helps no one
+  std::error_code same_error;
+  if (start.problem && start.path.empty() && !options.save_on_exit.empty() &&
+      std::filesystem::equivalent(source, options.save_on_exit, same_error)) {
+    // The window would show the default example and save it over the file that failed to load.
+    std::fprintf(stderr, "attention-lab: --save-on-exit %s is the file that failed to load; not opening, so it "
+                         "is not replaced by the default example\n", options.save_on_exit.c_str());
+    return 2;
+  }
   const Step first_step = options.stage.empty() ? ViewState{}.step : *step_from_name(options.stage);
   ComputeOptions compute;
   compute.memory_limit_bytes = options.memory_limit;
