@@ -54,6 +54,7 @@ bool Trace::any_fully_masked() const {
 
 void merge_checks(const TraceChecks& part, TraceChecks& into) {
   into.masked_weight_max = std::max(into.masked_weight_max, part.masked_weight_max);
+  into.masked_share_max = std::max(into.masked_share_max, part.masked_share_max);
   const double error = part.row_sum_error_max;
   if (std::isnan(error) || error > into.row_sum_error_max) into.row_sum_error_max = error;
 }

@@ -90,6 +90,7 @@ struct StageSummary {
 // fully masked, on the weights before dropout.
 struct TraceChecks {
   double masked_weight_max = 0;  // largest weight on a masked cell (0 with no mask)
+  double masked_share_max = 0;   // largest sum of one row's weights on masked cells
   double row_sum_error_max = 0;  // largest |Σⱼ wᵢⱼ − 1| (NaN if a row's sum is NaN)
 };
 

@@ -178,16 +178,21 @@ void copy_previous_rows(const Dims& dims, const ProjectionJob& job, Index first,
   }
 }
 
-// Folds one row of weights into the checks: |Σ w − 1| and the largest weight on a
-// masked cell (attend 0). A NaN error wins, as in merge_checks.
+// Folds one row of weights into the checks: |Σ w − 1|, the largest weight on a masked
+// cell (attend 0) and the row's whole weight on masked cells. A NaN error wins, as in merge_checks.
 void check_row(double row_total, const float* w, const float* attend, Index n, TraceChecks& checks) {
   const double error = std::fabs(row_total - 1.0);
   if (std::isnan(error) || error > checks.row_sum_error_max) checks.row_sum_error_max = error;
   if (!attend) return;
   float masked_max = static_cast<float>(checks.masked_weight_max);
+  double share = 0;
   for (Index j = 0; j < n; ++j)
-    if (attend[j] == 0.0f && w[j] > masked_max) masked_max = w[j];
+    if (attend[j] == 0.0f) {
+      share += w[j];
+      if (w[j] > masked_max) masked_max = w[j];
+    }
   checks.masked_weight_max = masked_max;
+  checks.masked_share_max = std::max(checks.masked_share_max, share);
 }
 
 }  // namespace

@@ -427,6 +427,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       } else if (trace) {
         const double leak = trace->checks.masked_weight_max;
         params.push_back({"leak", lab_number(leak)});
+        params.push_back({"share", lab_number(trace->checks.masked_share_max)});
         add(base + (leak < 1e-3 ? ".weight_small" : ".weight_leak"));
       }
       if (trace && trace->any_fully_masked())

@@ -1,5 +1,5 @@
 """Seed 002's fill of −1e-20 leaks weight onto masked keys: the mask and softmax
-steps warn with the number (EN and 中文), the default example does not, and a
+steps warn with the numbers, one masked key's weight and a row's masked share (EN and 中文), the default example does not, and a
 leaked cell shows the colour of its weight (computed here from Q and K by a
 plain Python softmax) inside a hatched frame instead of being hidden."""
 import json
@@ -32,11 +32,18 @@ failures.check(leak > 0.01, f"seed 002 leaks a visible weight: {leak}")
 failures.check(abs(trace["checks"]["masked_weight_max"] - leak) < 1e-5,
                f"trace --json checks.masked_weight_max {trace['checks']['masked_weight_max']} == {leak}")
 
-for lang, words in (("en", "masked keys still receive up to"), ("zh", "被遮挡的键仍分到最多")):
+# One masked key's weight understates the leak: a row's eight masked keys take most of it together.
+share = max(sum(w for w, kept in zip(weights[i], keep[i]) if not kept) for i in range(len(q)))
+failures.check(share > 5 * leak, f"a row's masked keys together take far more than one: {share} vs {leak}")
+for lang, words in (("en", "together a row's masked keys keep up to"), ("zh", "一行中被掩码的键合起来最多占")):
     for stage in ("masked", "weights"):
         _, widgets = screenshot(binary, "seed-002-mask-bug", stage, out, f"seed002-{stage}-{lang}",
                                 ["--lang", lang])
         failures.check("checks.masked_leak" in widgets["widgets"], f"[{lang}/{stage}] the leak warning is shown")
+        if stage == "masked":  # the step's explanation gives both numbers, as lab_number writes them
+            text = widgets.get("explanation.text.lines", "").replace("\n", " ")
+            failures.check(words in text and f"{leak:.4g}" in text and f"{share:.4g}" in text,
+                           f"[{lang}] the mask step gives one key's {leak:.4g} and a row's {share:.4g}: {text!r}")
 for stage in ("masked", "weights"):
     _, widgets = screenshot(binary, "default", stage, out, f"default-{stage}")
     failures.check("checks.masked_leak" not in widgets["widgets"], f"[default/{stage}] no leak warning")

@@ -18,6 +18,7 @@ void draw_trace_checks(AppState& app) {
   if (!trace || !(trace->checks.masked_weight_max > kVisibleLeak)) return;
   const std::string text = app.i18n.format(
       "checks.masked_leak", {{"weight", lab_number(trace->checks.masked_weight_max)},
+                             {"share", lab_number(trace->checks.masked_share_max)},
                              {"fill", lab_number(trace->mask_fill)}});
   wrapped_text_colored(kWarningColour, text);
   app.widgets.add_last_item("checks.masked_leak");

@@ -17,7 +17,7 @@ namespace {
 // Softmax weights of seed 002's session by hand: (Lq, Lk) scores = Q·Kᵀ/√64,
 // masked keys set to the session's fill, softmax in double.
 struct HandChecks {
-  double masked_weight_max = 0, row_sum_error_max = 0;
+  double masked_weight_max = 0, masked_share_max = 0, row_sum_error_max = 0;
 };
 
 HandChecks hand_checks(const Session& s) {
@@ -35,9 +35,13 @@ HandChecks hand_checks(const Session& s) {
     double largest = -std::numeric_limits<double>::infinity(), sum = 0;
     for (double v : row) largest = std::max(largest, v);
     for (double& v : row) sum += (v = std::exp(v - largest));
+    double share = 0;
     for (Index j = 0; j < len_kv; ++j)
-      if (keep.at({0, j}) < 0.5f)
+      if (keep.at({0, j}) < 0.5f) {
         out.masked_weight_max = std::max(out.masked_weight_max, row[static_cast<size_t>(j)] / sum);
+        share += row[static_cast<size_t>(j)] / sum;
+      }
+    out.masked_share_max = std::max(out.masked_share_max, share);
   }
   return out;
 }
@@ -52,12 +56,15 @@ TraceChecks loop_checks(const Trace& t) {
     for (Index i = 0; i < len_q; ++i) {
       if (t.fully_masked_rows[static_cast<size_t>(b * len_q + i)]) continue;
       for (Index h = 0; h < heads; ++h) {
-        double sum = 0;
+        double sum = 0, masked = 0;
         for (Index j = 0; j < len_kv; ++j) {
           const double v = w.at({b, h, i, j});
           sum += v;
-          if (t.mask && t.mask->at({b, i, j}) == 0.0f && v > out.masked_weight_max) out.masked_weight_max = v;
+          if (!t.mask || t.mask->at({b, i, j}) != 0.0f) continue;
+          masked += v;
+          if (v > out.masked_weight_max) out.masked_weight_max = v;
         }
+        out.masked_share_max = std::max(out.masked_share_max, masked);
         const double error = std::fabs(sum - 1.0);
         if (std::isnan(error) || error > out.row_sum_error_max) out.row_sum_error_max = error;
       }
@@ -76,6 +83,9 @@ TEST_CASE("checks: seed 002's fill of -1e-20 leaks weight onto the masked keys, 
   const HandChecks expected = hand_checks(*session);
   CHECK(expected.masked_weight_max > 1e-3);  // the bug is real: a visible share of the weight
   CHECK((*trace)->checks.masked_weight_max == doctest::Approx(expected.masked_weight_max).epsilon(1e-5));
+  // Eight masked keys of ten: together they take far more of a row than any one of them.
+  CHECK(expected.masked_share_max > 5 * expected.masked_weight_max);
+  CHECK((*trace)->checks.masked_share_max == doctest::Approx(expected.masked_share_max).epsilon(1e-5));
   // Every row still sums to 1 in float precision.
   CHECK((*trace)->checks.row_sum_error_max < 1e-5);
 }
@@ -109,6 +119,7 @@ TEST_CASE("checks: every preset's checks equal an explicit loop over its weights
       REQUIRE(trace.ok());
       const TraceChecks expected = loop_checks(**trace);
       CHECK((*trace)->checks.masked_weight_max == expected.masked_weight_max);
+      CHECK(std::fabs((*trace)->checks.masked_share_max - expected.masked_share_max) < 1e-6);
       CHECK(std::fabs((*trace)->checks.row_sum_error_max - expected.row_sum_error_max) < 1e-6);
     }
   }
@@ -152,4 +163,5 @@ TEST_CASE("checks: an edit reusing the weights keeps the checks; one changing th
   REQUIRE(third.ok());
   CHECK((*third)->stage_ptr(Stage::Weights) == (*second)->stage_ptr(Stage::Weights));
   CHECK((*third)->checks.masked_weight_max == (*second)->checks.masked_weight_max);
+  CHECK((*third)->checks.masked_share_max == (*second)->checks.masked_share_max);
 }
