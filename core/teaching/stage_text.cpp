@@ -15,7 +15,7 @@ constexpr const char* kStepIds[kStepCount] = {"x",       "qkv",     "scores", "s
 
 // The facts of a session every text branches on.
 struct SessionFacts {
-  bool cross, direct, bias, fused, has_w_o, has_mask, dropout;
+  bool cross, direct, bias, fused, has_w_o, has_mask, dropout, sinusoidal;
   ScaleMode scale;
   double fill;
   Index heads, kv_heads;  // kv_heads < heads: grouped-query (1: multi-query) attention
@@ -35,6 +35,7 @@ SessionFacts facts_of(const Session& s) {
           s.weights.w_o != nullptr,
           masks_anything(c),
           c.dropout.active(),
+          c.positional.type == PositionalType::Sinusoidal,
           c.scale.mode,
           c.mask_fill,
           c.num_heads,
@@ -75,7 +76,10 @@ double variance_of(const Tensor& t) {
 std::string projection_formula(const SessionFacts& f) {
   const std::string n_slice = "Qₙ = Q[:, n·d_k : (n+1)·d_k]";
   if (f.direct) return "Qₙ, Kₙ, Vₙ = Q, K, V[:, n·d_k : (n+1)·d_k]";
-  const std::string x_q = f.cross ? "X_q" : "X", x_kv = f.cross ? "X_kv" : "X";
+  // Sinusoidal positions are added to the rows before they are projected.
+  const std::string pe = f.sinusoidal ? " + PE)" : "";
+  const std::string x_q = (f.sinusoidal ? "(" : "") + std::string(f.cross ? "X_q" : "X") + pe;
+  const std::string x_kv = (f.sinusoidal ? "(" : "") + std::string(f.cross ? "X_kv" : "X") + pe;
   auto one = [&](const char* out, const std::string& x, const char* w) {
     return std::string(out) + " = " + x + "·W_" + w + (f.bias ? std::string(" + b_") + w : "");
   };
@@ -96,8 +100,15 @@ std::string output_projection(const SessionFacts& f) {
 }
 
 // headₙ's formula: softmax of the (scaled, masked) scores, dropout, times Vₙ.
+// One head's output, with every option of the session that shapes it: grouped K/V heads,
+// RoPE's rotation, ALiBi's penalty, the mask, dropout.
 std::string head_formula(const SessionFacts& f, const Session& session) {
-  std::string inside = scaled_scores_symbol(session, "Qₙ·Kₙᵀ"), note;
+  const PositionalType positions = session.config.positional.type;
+  // As the scores step writes them: K(n ÷ g) is the K/V head query head n reads.
+  const std::string kv = f.kv_heads < f.heads ? "(n ÷ " + std::to_string(f.heads / f.kv_heads) + ")" : "ₙ";
+  const std::string rot = positions == PositionalType::Rope ? "_rot" : "";
+  std::string inside = scaled_scores_symbol(session, "Q" + rot + "ₙ·K" + rot + kv + "ᵀ"), note;
+  if (positions == PositionalType::Alibi) inside += " − mₙ·|i − j|";
   if (f.has_mask && std::isinf(f.fill) && f.fill < 0) {
     inside += " + M";
     note = ",   M_ij = 0 (mask_ij = 1), −∞ (mask_ij = 0)";
@@ -106,7 +117,7 @@ std::string head_formula(const SessionFacts& f, const Session& session) {
   }
   std::string weights = "softmax(" + inside + ")";
   if (f.dropout) weights = "dropout(" + weights + ")";
-  return "Cₙ = " + weights + "·Vₙ" + note;
+  return "Cₙ = " + weights + "·V" + kv + note;
 }
 
 }  // namespace

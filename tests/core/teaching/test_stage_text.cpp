@@ -179,8 +179,11 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
         CHECK_FALSE(contains(x.formula + qkv.formula + x.title + qkv.title, "X"));
         CHECK_FALSE(contains(qkv.formula, "W_"));
       } else {
-        CHECK(contains(qkv.formula, cross ? "K = X_kv·W_K" : "K = X·W_K"));
-        CHECK(contains(qkv.formula, cross ? "Q = X_q·W_Q" : "Q = X·W_Q"));
+        // Sinusoidal positions are added before the projections: X + PE is what W_Q meets.
+        const bool pe = config.positional.type == PositionalType::Sinusoidal;
+        auto rows = [&](const std::string& x) { return pe ? "(" + x + " + PE)" : x; };
+        CHECK(contains(qkv.formula, "K = " + rows(cross ? "X_kv" : "X") + "·W_K"));
+        CHECK(contains(qkv.formula, "Q = " + rows(cross ? "X_q" : "X") + "·W_Q"));
         CHECK(contains(qkv.formula, "+ b_K") == config.bias);
       }
       // Output projection: + b_O exactly when there is a W_O and bias is on.
@@ -527,6 +530,16 @@ TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on
     CHECK(contains(q.explain, "n ÷ 4"));
     CHECK(contains(text("llama-block", Step::Scores).formula, "K_rot(n ÷ 4)ᵀ"));
     CHECK_FALSE(contains(text("default", Step::Qkv).explain, "h_kv"));
+    // The output step's formula holds every option the earlier steps showed, and no other.
+    const std::string llama = text("llama-block", Step::Output).formula;
+    CHECK(contains(llama, "softmax(Q_rotₙ·K_rot(n ÷ 4)ᵀ/√d_k + M)·V(n ÷ 4)"));
+    const std::string alibi = text("alibi-6-heads", Step::Output).formula;
+    CHECK(contains(alibi, "Qₙ·Kₙᵀ/√d_k − mₙ·|i − j|"));
+    CHECK(contains(alibi, "·Vₙ"));
+    CHECK(contains(text("longformer-global", Step::Output).formula, "Q = (X + PE)·W_Q"));
+    CHECK(contains(text("longformer-global", Step::Qkv).formula, "K = (X + PE)·W_K"));
+    const std::string plain_output = text("default", Step::Output).formula;
+    for (const char* modern : {"rot", "÷", "mₙ", "PE"}) CHECK_FALSE(contains(plain_output, modern));
     // ALiBi: the slopes of 6 heads; the |i − j| of a non-causal session is said to be ours.
     const StepText a = text("alibi-6-heads", Step::Alibi);
     std::string slopes;  // Press et al. for 6 heads: 2^-2, 2^-4, 2^-6, 2^-8 (the 4-head rule), then 2^-1, 2^-3
