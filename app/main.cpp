@@ -1,13 +1,18 @@
-// attention-lab: dispatches the headless commands (trace, export-torch,
+// attention-lab: dispatches the headless commands (trace, grad, decode, train, export-torch,
 // --list-presets, --help, --version) and hands everything else to the window.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli_export_torch.hpp"
 #include "cli_decode.hpp"
@@ -67,6 +72,63 @@ int list_presets() {
   return 0;
 }
 
+// The subcommands, for the suggestion after a misspelt one.
+constexpr const char* kSubcommands[] = {"trace", "grad", "decode", "train", "export-torch", "screenshot"};
+
+// Edits (insert, delete, replace) that turn a into b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The subcommand `word` most likely meant, ignoring case: one it begins (export, screen), or
+// one a couple of typos away (Trace, tarce); empty when none is close.
+std::string closest_subcommand(const std::string& word) {
+  std::string lower = word, best;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t best_distance = 3;
+  for (const char* command : kSubcommands) {
+    const std::string name = command;
+    const size_t distance = lower.size() >= 4 && name.rfind(lower, 0) == 0 ? 0 : edit_distance(lower, name);
+    if (distance < best_distance) best = name, best_distance = distance;
+  }
+  return best;
+}
+
+bool is_preset(const std::string& name) {
+  for (const al::PresetInfo& p : al::list_presets())
+    if (p.name == name) return true;
+  return false;
+}
+
+// `attention-lab export default` read "export" as a session and then said two sessions were
+// given: a first word that is no file, preset or path, followed by another word, is a
+// misspelt subcommand.
+std::optional<std::string> misspelt_subcommand(int argc, char** argv) {
+  if (argc < 3 || argv[2][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  std::error_code error;
+  if (word.empty() || word[0] == '-' || word == "screenshot" || word.find_first_of("./") != std::string::npos ||
+      std::filesystem::exists(word, error) || is_preset(word))
+    return std::nullopt;
+  std::string subcommands;
+  for (const char* command : kSubcommands) subcommands += (subcommands.empty() ? "" : ", ") + std::string(command);
+  const std::string guess = closest_subcommand(word);
+  return "'" + word + "' is not a subcommand, a preset or a file" +
+         (guess.empty() ? "" : " (did you mean " + guess + "?)") + "; the subcommands are " + subcommands +
+         " (see attention-lab --help)";
+}
+
 int open_window(int argc, char** argv) {
 #ifdef ATTENTION_LAB_HAS_GUI
   return al::gui::main(argc, argv);
@@ -101,6 +163,10 @@ int dispatch(int argc, char** argv) {
   if (command == "grad") return al::cli::run_grad(argc, argv);
   if (command == "decode") return al::cli::run_decode(argc, argv);
   if (command == "export-torch") return al::cli::run_export_torch(argc, argv);
+  if (const auto problem = misspelt_subcommand(argc, argv)) {
+    std::cerr << "attention-lab: error: " << *problem << "\n";
+    return 2;
+  }
   return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
 }
 
