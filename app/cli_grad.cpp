@@ -46,15 +46,9 @@ void print_json(const Gradients& g) {
 
 int run_grad(int argc, char** argv) {
   std::string source, upstream_path;
-  bool upstream_without_file = false;
-  const auto stop = parse_session_command(argc, argv, "grad", kUsage, source, [&](const std::string& arg, int& i) {
-    if (arg != "--upstream") return false;
-    if (i + 1 < argc) upstream_path = argv[++i];
-    else upstream_without_file = true;
-    return true;
-  });
-  if (stop) return *stop;
-  if (upstream_without_file) return usage_error("grad: --upstream needs a .npy file", kUsage);
+  if (const auto stop = parse_session_command(argc, argv, "grad", kUsage, source,
+                                              {{"--upstream", "a .npy file", &upstream_path}}))
+    return *stop;
 
   Result<Session> session = load_session_or_preset(source);
   if (!session) return fail(session.error().message);

@@ -146,13 +146,15 @@ int run_trace(int argc, char** argv) {
   std::string source;
   bool json = false, summary = false;
   ComputeOptions options;
+  OptionValues values(argc, argv);
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") json = true;
     else if (arg == "--summary") summary = true;
     else if (arg == "--keep") {
-      if (i + 1 >= argc) return usage_error("trace: --keep needs a list of stages, e.g. --keep weights", kUsage);
-      const std::string list = argv[++i];
+      std::string list;
+      if (auto problem = values.take(i, arg, "a list of stages, e.g. --keep weights", list))
+        return usage_error("trace: " + *problem, kUsage);
       options.keep = square_stages_from_names(list);
       if (!options.keep)
         return usage_error("trace: --keep takes scores, scaled, biased, masked, weights or dropped, "

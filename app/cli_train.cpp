@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "io/session_io.hpp"
@@ -37,13 +38,9 @@ std::optional<long long> whole_number(const std::string& text, long long low, lo
 int run_train(int argc, char** argv) {
   std::string task_name, out_path, steps_text, seed_text, positions_text;
   bool json = false;
+  OptionValues values(argc, argv);
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](std::string& into) {
-      if (i + 1 >= argc) return false;
-      into = argv[++i];
-      return true;
-    };
     if (arg == "--json") {
       json = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -55,7 +52,7 @@ int run_train(int argc, char** argv) {
                           : arg == "--seed"      ? seed_text
                           : arg == "--positions" ? positions_text
                                                  : out_path;
-      if (!value(into)) return usage_error("train: " + arg + " needs a value", kUsage);
+      if (auto problem = values.take(i, arg, "a value", into)) return usage_error("train: " + *problem, kUsage);
     } else {
       return usage_error("train: unknown argument " + arg, kUsage);
     }
@@ -87,6 +84,10 @@ int run_train(int argc, char** argv) {
       return usage_error("train: --positions is learned, sinusoidal or rope, not '" + positions_text + "'", kUsage);
   }
 
+  // A typo in --out must not cost the minutes of training before the save.
+  if (!out_path.empty())
+    if (auto problem = cannot_save(out_path)) return fail("train: " + *problem + "; nothing was trained");
+
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(config);
   std::string losses;
@@ -97,12 +98,14 @@ int run_train(int argc, char** argv) {
   }
   const double accuracy = trainer.heldout_accuracy();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!out_path.empty())
-    if (auto error = save_session_file(out_path, trainer.heldout_session())) return fail(error->message);
+  std::optional<Error> save_error;
+  if (!out_path.empty()) save_error = save_session_file(out_path, trainer.heldout_session());
 
+  // Printed even when the save failed: the loss curve and accuracy are the rest of the work.
   std::printf("{\"task\": \"%s\", \"steps\": %d, \"loss\": [%s], \"heldout_accuracy\": %.6g, \"seconds\": %.3f}\n",
               toy_task_name(*task), config.steps, losses.c_str(), accuracy, seconds);
   std::fflush(stdout);
+  if (save_error) return fail("train: " + save_error->message + " (the result above was not saved as a session)");
   if (std::ferror(stdout)) return fail("could not write the output");
   return 0;
 }
