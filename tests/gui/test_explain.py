@@ -111,6 +111,11 @@ for lang in ("en", "zh"):
             x = int(round(rect["x"] + c * cell_w))
             outlined = any(close(mean_colour(image, x + dx, y, 0), OUTLINE, 60) for dx in (-1, 0, 1))
             failures.check(outlined == (c <= 8), f"[{lang}] W_qkv column line {c} {'is' if c <= 8 else 'is not'} outlined")
+# W_qkv's rows are X's 8 features, not tokens (they were labelled "the, cat, ..., mat, 6, 7"); X's and Q's are tokens.
+_, widgets = screenshot(binary, "default", "q", out, "fused-labels", ["--open", "fused_qkv"])
+for name, first in (("W_qkv", "0"), ("W_Q", "0"), ("X", "the"), ("Q", "the")):
+    label = widgets.get(f"heatmap.labs.fused.{name}.first_row_label")
+    failures.check(label == first, f"the fused lab's {name} names its row 0 {first!r}: {label!r}")
 
 # 5. What the window says follows the session: cross-attention has no bias, so neither a projection nor the
 #    output is "plus the bias" (and no "+ b_c" in the formula); ALiBi with no mask passes B, not S′.

@@ -27,10 +27,13 @@ void compute_if_changed(AppState& app, FusedLabState& lab) {
   lab.comparison = std::make_shared<const FusedQkvComparison>(std::move(*result));
 }
 
-// Heatmaps of `tensors` side by side, `weights[i]` of the width each gets.
+using Labels = const std::vector<std::string>*;
+
+// Heatmaps of `tensors` side by side, `weights[i]` of the width each gets; rows labelled by
+// `row_labels[i]` (tokens for X, Q, K, V; none, so indices, for a weight's input features).
 void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<const Tensor*>& tensors,
                  const std::vector<std::string>& titles, const std::vector<float>& weights,
-                 const std::vector<std::string>* row_labels, float max_height) {
+                 const std::vector<Labels>& row_labels, float max_height) {
   const float font = ImGui::GetFontSize();
   const float spacing = 1.0f * font;
   float total = 0;
@@ -47,7 +50,7 @@ void heatmap_row(AppState& app, const FusedLabState& lab, const std::vector<cons
     float extent = 0;
     for (float v : tensors[i]->data) extent = std::max(extent, std::abs(v));
     spec.style = {Colormap::Diverging, -std::max(extent, 1e-6f), std::max(extent, 1e-6f)};
-    spec.row_labels = row_labels;
+    spec.row_labels = row_labels[i];
     spec.width = available * weights[i] / total;
     spec.max_height = max_height;
     spec.pin_on_click = false;
@@ -97,13 +100,14 @@ void draw_body(AppState& app, FusedLabState& lab) {
   const float k_share = static_cast<float>(kv) / static_cast<float>(d);
   const TextParams sizes = {{"d", std::to_string(d)}, {"kv", std::to_string(kv)}, {"total", std::to_string(d + 2 * kv)}};
   wrapped_text_disabled(kv == d ? app.tr("labs.fused.v1") : app.i18n.format("labs.fused.v1_grouped", sizes));
-  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, k_share, k_share}, nullptr, height);
+  heatmap_row(app, lab, {&c.w_q, &c.w_k, &c.w_v}, {"W_Q", "W_K", "W_V"}, {1, k_share, k_share}, {nullptr, nullptr, nullptr},
+              height);
   wrapped_text_disabled(kv == d ? app.tr("labs.fused.v2") : app.i18n.format("labs.fused.v2_grouped", sizes));
-  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 1 + 2 * k_share}, &session.tokens,
-              height);
+  heatmap_row(app, lab, {&c.x, &c.w_qkv}, {"X", "W_qkv = [W_Q | W_K | W_V]"}, {1, 1 + 2 * k_share},
+              {&session.tokens, nullptr}, height);
   ImGui::TextDisabled("%s", app.tr("labs.fused.split_text"));
-  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, k_share, k_share}, &session.tokens,
-              height);
+  heatmap_row(app, lab, {&c.q_fused, &c.k_fused, &c.v_fused}, {"Q", "K", "V"}, {1, k_share, k_share},
+              {&session.tokens, &session.tokens, &session.tokens}, height);
 }
 
 }  // namespace

@@ -187,7 +187,10 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                    {"texel_rows", static_cast<double>(TextureCache::screen_texels(m.rows, max_texels))},
                    {"texel_cols", static_cast<double>(TextureCache::screen_texels(m.cols, max_texels))},
                    {"peaks_ahead", TextureCache::takes_peaks(m, max_texels) ? 1.0 : 0.0}});
-  if (app.widgets.enabled()) app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);  // tests read it
+  if (app.widgets.enabled()) {  // tests read them
+    app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);
+    app.widgets.set_fact("heatmap." + spec.name + ".first_row_label", axis_label(spec.row_labels, 0));
+  }
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.
   for (Index r = 0; row_label_width > 0 && r < m.rows; ++r) {
