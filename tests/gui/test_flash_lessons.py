@@ -5,13 +5,16 @@ the real app under Xvfb, in English and Chinese.
   one by < 1e-5; the memory it reports is the formula 4·(Lq·d_k + 2·Lq + Tq·Tk)
   bytes against 4·Lq·Lk; the current tile is outlined inside the scores heatmap.
 - Linear lab (--open linear): the multiply-add counts are 2·B·h·Lq·Lk·d_k and
-  2·B·h·n·d_k·(d_k + 1), computed here from the preset's sizes.
+  2·B·h·n·d_k·(d_k + 1), computed here from the preset's sizes; its largest
+  |linear − softmax| is the shown batch item's, against a loop here.
 - Lessons (--lesson N): each step puts the stepper on its step, and the
   highlight rectangle surrounds the widget the registry names as the target,
   with the highlight colour on its border.
 - xdotool: clicking the lesson's Next moves the stepper (widget JSON), and the
   flash lab's "to the end" shows the result line.
 No missing glyphs in either language."""
+import json
+import math
 import os
 import subprocess
 import sys
@@ -90,6 +93,37 @@ for lang in ("en", "zh"):
     for name in ("heatmap.linear_lab.softmax_weights", "heatmap.linear_lab.linear_weights",
                  "heatmap.linear_lab.difference", "linear_lab.plot"):
         failures.check(name in state["widgets"], f"{lang}: {name} drawn")
+
+    # Linear lab on padded-batch's item 2 (padded): its largest |linear − softmax| is that item's, computed
+    # here from the trace's Q, K, V and mask, φ = elu + 1, and the saved session's W_O (it once gave all items').
+    if lang == "en":
+        trace = json.loads(subprocess.run([binary, "trace", "padded-batch", "--json"], capture_output=True,
+                                          text=True, check=True, timeout=60).stdout)
+        saved = os.path.join(out, "padded-batch.json")
+        subprocess.run(["xvfb-run", "-a", binary, "padded-batch", "--frames", "2", "--save-on-exit", saved],
+                       check=True, timeout=60, capture_output=True)
+        weights = json.load(open(saved))["weights"]
+        w_o, b_o = weights["w_o"], weights["b_o"]
+        phi = lambda x: x + 1 if x > 0 else math.exp(x)  # noqa: E731
+        stages, mask = trace["stages"], trace["mask"]
+        def linear_output(b):
+            rows = []
+            for i in range(len(stages["q"][b][0])):
+                concat = []
+                for h in range(len(stages["q"][b])):
+                    q, k, v = stages["q"][b][h], stages["k"][b][h], stages["v"][b][h]
+                    a = [sum(phi(x) * phi(y) for x, y in zip(q[i], k[j])) if mask[b][i][j] else 0.0
+                         for j in range(len(k))]
+                    concat += [sum(a[j] * v[j][c] for j in range(len(k))) / sum(a) for c in range(len(v[0]))]
+                rows.append([sum(concat[r] * w_o[r][c] for r in range(len(concat))) + b_o[c] for c in range(len(b_o))])
+            return rows
+        expected = {b: max(abs(x - y) for row, ref in zip(linear_output(b), stages["output"][b]) for x, y in zip(row, ref))
+                    for b in range(len(mask))}
+        failures.check(len(set(round(e, 4) for e in expected.values())) > 1, f"the items' differences differ: {expected}")
+        _, state = screenshot(binary, "padded-batch", "weights", out, "linear-item2", ["--open", "linear", "--pin", "weights:2:0:0:0"])
+        shown = float(state.get("linear_lab.max_difference", "nan"))
+        failures.check(abs(shown - expected[2]) <= 1e-3 * expected[2],
+                       f"the linear lab's difference is item 2's {expected[2]:.4g}, not all items' max: {shown}")
 
     # Every lesson step.
     for number, (step, target) in enumerate(LESSONS, start=1):

@@ -4,6 +4,7 @@
 // their difference, and the operation counts O(n²·d) vs O(n·d²) with a plot
 // over n.
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "widgets/heatmap_widget.hpp"
@@ -112,9 +113,13 @@ void outputs(AppState& app, const LinearLabState& lab, const Trace& trace, Index
     spec.pin_on_click = false;
     heatmap_widget(app, spec);
   }
-  const Tensor& softmax_all = *softmax_output;
-  const double diff = max_abs_difference(lab.result->output.data.data(), softmax_all.data.data(),
-                                         std::min(softmax_all.size(), lab.result->output.size()));
+  // Over the batch item the heatmaps above show, as their colour scale is.
+  const Tensor& softmax_all = *softmax_output;  // (B, Lq, d_model), as the linear output
+  const Index item = softmax_all.size() / std::max<Index>(1, softmax_all.dim(0));
+  const double diff = softmax_all.size() == lab.result->output.size()
+                          ? max_abs_difference(lab.result->output.data.data() + batch * item,
+                                               softmax_all.data.data() + batch * item, item)
+                          : std::numeric_limits<double>::quiet_NaN();
   app.widgets.set_fact("linear_lab.max_difference", lab_number(diff));
   wrapped_text(app.i18n.format("linear_lab.max_difference",
                                {{"diff", lab_number(diff)}, {"scaled", scaled_scores_symbol(app.model.trace_session())}}));
