@@ -40,6 +40,17 @@ ln s.json hard.json
 expect 2 "attention-lab: error: export-torch: --out hard.json is the session file s.json$overwrite" \
   export-torch s.json --out=hard.json
 unchanged "export-torch --out=hard.json (a hard link)"
+expect 2 "attention-lab: --out s.json is the session file s.json$overwrite" screenshot s.json --stage x --out s.json
+unchanged "screenshot --out s.json"
+expect 2 "attention-lab: --widgets-out ./s.json is the session file s.json$overwrite" \
+  screenshot s.json --stage x --out p.png --widgets-out ./s.json
+unchanged "screenshot --widgets-out ./s.json"
+expect 2 "attention-lab: --heatmap-out s.json is the session file s.json$overwrite" \
+  screenshot s.json --stage weights --out p.png --export-heatmap weights.h0 --heatmap-out s.json
+unchanged "screenshot --heatmap-out s.json"
+expect 2 "attention-lab: --out s.json is the session file s.json$overwrite" default --snapshot s.json --out s.json
+unchanged "--snapshot s.json --out s.json"
+[ ! -e p.png ] || fail "a picture was written although the command was refused"
 
 # 3. train checks its --out before the first step (a million steps would take an hour), and
 # prints its result even when the save at the end fails.
@@ -91,7 +102,40 @@ expect 2 "attention-lab: error: trace: --keep is given twice ('weights', then 's
   trace default --keep weights --keep scores --json
 expect 2 "attention-lab: error: export-torch: --out is given twice ('a.py', then 'b.py'); give it once" \
   export-torch default -o a.py --out=b.py
+expect 2 "attention-lab: --stage needs a stage name, but the next argument is the option --out" \
+  screenshot default --stage --out p.png
+expect 2 "attention-lab: --stage is given twice ('x,q', then 'weights'); give it once" \
+  screenshot default --stage x,q --stage weights --out p.png
+expect 2 "attention-lab: --size needs WxH, e.g. 1600x1000, but it is empty" default --size ""
 
+# 10. Window options naming what the session does not have are refused, not replaced.
+expect 2 "attention-lab: --stage rope: stage 'rope' is not in this session (positions: none); its stages are x, qkv, scores, scaled, masked, weights, dropped, context, concat, w_o, output" \
+  screenshot default --stage rope --out p.png
+expect 2 "attention-lab: --stage alibi: stage 'alibi' is not in this session (positions: rope); its stages are x, qkv, rope, scores, scaled, masked, weights, dropped, context, concat, w_o, output" \
+  screenshot mistral-window --stage weights,alibi --out p.png
+expect 2 "attention-lab: --head 99: this session has heads 0–1" screenshot default --stage weights --head 99 --out p.png
+expect 2 "attention-lab: --head 1: this session has only head 0" seed-003-example --head 1 --frames 1
+expect 2 "attention-lab: --pin weights:0:9:0:0: head 9: this session has heads 0–1" \
+  screenshot default --stage weights --pin weights:0:9:0:0 --out p.png
+expect 2 "attention-lab: --pin weights:0:-1:0:0: head -1: this session has heads 0–1; write avg for their average" \
+  screenshot default --stage weights --pin weights:0:-1:0:0 --out p.png
+expect 2 "attention-lab: --pin k:0:2:0:0: head 2: this session has K/V heads 0–1" \
+  screenshot llama-block --stage qkv --pin k:0:2:0:0 --out p.png
+expect 2 "attention-lab: --pin weights:1:0:0:0: batch item 1: this session has only batch item 0" \
+  screenshot default --stage weights --pin weights:1:0:0:0 --out p.png
+expect 2 "attention-lab: --pin weights:0:avg:6:0: row 6: weights has rows 0–5" \
+  screenshot default --stage weights --pin weights:0:avg:6:0 --out p.png
+expect 2 "attention-lab: --pin grad.output:0:0:0:8: column 8: output has columns 0–7" \
+  screenshot default --stage output --pin grad.output:0:0:0:8 --out p.png
+expect 2 "attention-lab: --pin q_rot:0:0:0:0: stage 'q_rot' is not in this session (positions: none)" \
+  screenshot default --stage qkv --pin q_rot:0:0:0:0 --out p.png
+expect 2 "attention-lab: --pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1 (head: a number or avg), got 'weights:0:0:1x:0'" \
+  screenshot default --stage weights --pin weights:0:0:1x:0 --out p.png
+expect 2 "attention-lab: --out b.jpg: the picture is written as PNG; give a name ending in .png" \
+  screenshot default --stage weights --out b.jpg
+expect 2 "attention-lab: --heatmap-out h.JPEG: the picture is written as PNG; give a name ending in .png" \
+  screenshot default --stage weights --out p.png --export-heatmap weights.h0 --heatmap-out h.JPEG
+[ ! -e p.png ] && [ ! -e b.jpg ] || fail "a picture was written although the command was refused"
 
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "every command line was handled as documented"

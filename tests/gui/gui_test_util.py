@@ -113,8 +113,9 @@ def screenshots(binary, source, stages, out_dir, name, extra=()):
     {stage: (image, widgets json)}, the files named name-STAGE.png/.json (name.png/.json for one)."""
     png = os.path.join(out_dir, name + ".png")
     widgets = os.path.join(out_dir, name + ".json")
+    size = [] if "--size" in extra else ["--size", "1600x1000"]  # an option is given once
     command = [binary, "screenshot", source, "--stage", ",".join(stages), "--out", png,
-               "--size", "1600x1000", "--widgets-out", widgets, *extra]
+               *size, "--widgets-out", widgets, *extra]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")

@@ -24,7 +24,7 @@ def trace_bytes(batch, n, d_model, heads):
 
 
 def run(name, session, frames):
-    path = os.path.join(out, name + ".json")
+    path = os.path.join(out, name + "-stats.json")  # not the session's own name.json
     command = [binary, session, "--frame-stats", path, "--size", "1600x1000", "--frames", str(frames)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=420)  # the recompute phase may take 180 s
     if result.returncode != 0:

@@ -128,7 +128,7 @@ masked_session = {
                "scale": "sqrt_dk", "mask_fill": "-inf", "mask": {"custom": mask}},
     "tokens": ["a", "b", "c"], "q": Q[:3].tolist(), "k": K[:3].tolist(), "v": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
 }
-path = os.path.join(out, "masked.json")
+path = os.path.join(out, "masked-session.json")  # not masked.json: the screenshot's widgets go there
 json.dump(masked_session, open(path, "w"))
 s = Q[:3] @ K[:3].T / np.sqrt(2)
 s[np.array(mask) == 0] = -np.inf
@@ -154,7 +154,7 @@ big = {"format": "attention-lab/session", "version": 1,
        "config": {"mode": "direct", "attention": "self", "d_model": 2, "num_heads": 1, "bias": False,
                   "scale": "sqrt_dk", "mask_fill": "-inf"},
        "tokens": [f"t{i}" for i in range(n)], "q": q.tolist(), "k": k.tolist(), "v": v.tolist()}
-path = os.path.join(out, "big.json")
+path = os.path.join(out, "big-session.json")
 json.dump(big, open(path, "w"))
 big_scaled = q @ k.T / np.sqrt(2)
 screen, widgets, picture = export(path, "scaled", "big", "scaled.h0", ["--head", "0"])

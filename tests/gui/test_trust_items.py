@@ -1,6 +1,6 @@
 """Small things a learner must be able to trust, under Xvfb:
 - the dropped stage marks every cell dropout zeroed (count from trace --json);
-- a pinned cell that no longer exists (weights.h1 on a one-head session) is forgotten;
+- a pinned cell the session lacks (weights.h1 on a one-head session) is refused at start;
 - the labels over the heatmap rows say what they show: "every head, and their average" only
   where both are drawn, "click a head below to switch" only where there is another head;
   the output step and the token lines show the heads' average only when there are several,
@@ -50,16 +50,21 @@ failures.check(facts.get("heatmap.dropped.h0.dropped_marks") == str(zeroed),
 _, facts = screenshot(binary, "default", "dropped", out, "no-dropout")
 failures.check(not any(k.endswith(".dropped_marks") for k in facts), "without dropout nothing is marked")
 
-# 2. A pin that does not exist is forgotten; one that does stays.
-_, facts = screenshot(binary, "seed-003-example", "weights", out, "pin-missing", ["--pin", "weights:0:1:0:0"])
-failures.check(facts.get("pinned") == "", f"weights.h1 on a one-head session is forgotten, got {facts.get('pinned')!r}")
+# 2. A pin the session does not have is refused at start (the window used to drop it without a word);
+# one it has stays.
+result = subprocess.run([binary, "screenshot", "seed-003-example", "--stage", "weights", "--pin", "weights:0:1:0:0",
+                         "--out", os.path.join(out, "pin-missing.png")], capture_output=True, text=True, timeout=60)
+failures.check(result.returncode == 2 and
+               result.stderr.startswith("attention-lab: --pin weights:0:1:0:0: head 1: this session has only head 0\n"),
+               f"weights.h1 on a one-head session is refused: {result.returncode} {result.stderr!r}")
+screenshot(binary, "seed-003-example", "weights", out, "one-head")  # its row labels: 2b
 _, facts = screenshot(binary, "default", "weights", out, "pin-kept", ["--pin", "weights:0:1:0:0"])
 failures.check(facts.get("pinned") == "weights.h1:0:0", f"weights.h1 on two heads stays, got {facts.get('pinned')!r}")
 
 # 2b. The labels over the rows, on the same two windows and three more.
 row_labels = {"one head": "In (head 0) | Out",
               "two heads": "In (head 1; click a head below to switch) | Out: every head, and their average"}  # pinned in head 1
-for label, session, name in (("one head", "seed-003-example", "pin-missing"), ("two heads", "default", "pin-kept")):
+for label, session, name in (("one head", "seed-003-example", "one-head"), ("two heads", "default", "pin-kept")):
     got = json.load(open(os.path.join(out, name + ".json"))).get("heatmap.row_labels")
     failures.check(got == row_labels[label], f"{label}: row labels {got!r}")
 for stage, extra, expected in (("concat", [], "In | Out"), ("output", [], "In | Out"),

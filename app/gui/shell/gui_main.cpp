@@ -458,6 +458,11 @@ int main(int argc, char** argv) {
                          "is not replaced by the default example\n", options.save_on_exit.c_str());
     return 2;
   }
+  if (!start.problem)  // a --stage, --head or --pin this session lacks: the window showed another silently
+    if (auto problem = check_options_for_session(options, start.session)) {
+      std::fprintf(stderr, "attention-lab: %s\n", problem->c_str());
+      return 2;
+    }
   const Step first_step = options.stage.empty() ? ViewState{}.step : *step_from_name(options.stage);
   ComputeOptions compute;
   compute.memory_limit_bytes = options.memory_limit;

@@ -7,8 +7,14 @@
 #include "shell/gui.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <utility>
 #include <vector>
+
+#include "model/stage_heads.hpp"
 
 namespace al::gui {
 
@@ -124,6 +130,138 @@ void plan_shots(const std::vector<std::string>& stages, const std::vector<std::s
   options->out = options->shots.front().out;
   options->widgets_out = options->shots.front().widgets_out;
 }
+// What an option that takes a value needs, for the message when it is missing; null for the others.
+const char* value_needs(const std::string& option) {
+  static const std::map<std::string, const char*> kNeeds = {
+      {"--stage", "a stage name"},
+      {"--out", "a file name"},
+      {"--size", "WxH, e.g. 1600x1000"},
+      {"--lang", "en or zh"},
+      {"--head", "a head index (0, 1, ...)"},
+      {"--tab", "config, matrices or mask"},
+      {"--open", "a window name"},
+      {"--snapshot", "a preset or session file"},
+      {"--pin", "stage:batch:head:row:col, e.g. scores:0:0:1:1"},
+      {"--export-heatmap", "a heatmap name, e.g. weights.h0"},
+      {"--heatmap-out", "a file name"},
+      {"--slide-width", "a width in pixels from 320 to 8192"},
+      {"--quiz-hide", "stage or cell"},
+      {"--memory-limit", "a number of bytes (1 or more)"},
+      {"--keep", "a list of stages, e.g. --keep weights"},
+      {"--lesson", "a step number (1, 2, ...)"},
+      {"--widgets-out", "a file name"},
+      {"--save-on-exit", "a file name"},
+      {"--frames", "a positive number"},
+  };
+  const auto found = kNeeds.find(option);
+  return found == kNeeds.end() ? nullptr : found->second;
+}
+
+// A cell named by --pin [grad.]stage:batch:head:row:col (head "avg": the average over heads; -1,
+// the app's own name for it, is taken for the stages without heads, such as output).
+struct Pin {
+  Stage stage;
+  Index batch = 0, row = 0, col = 0;
+  std::optional<Index> head;  // none: avg or -1
+  bool minus_one = false;
+};
+std::optional<Index> parse_index(const std::string& text) {
+  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return static_cast<Index>(std::stoll(text));
+}
+std::optional<Pin> parse_pin(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  for (size_t colon; (colon = text.find(':', begin)) != std::string::npos; begin = colon + 1)
+    parts.push_back(text.substr(begin, colon - begin));
+  parts.push_back(text.substr(begin));
+  if (parts.size() != 5) return std::nullopt;
+  const std::string stage_part = parts[0].rfind("grad.", 0) == 0 ? parts[0].substr(5) : parts[0];
+  const auto stage = stage_from_name(stage_part);
+  const auto batch = parse_index(parts[1]), head = parse_index(parts[2]);
+  const auto row = parse_index(parts[3]), col = parse_index(parts[4]);
+  const bool minus_one = parts[2] == "-1";
+  if (!stage || !batch || !row || !col || (!head && parts[2] != "avg" && !minus_one)) return std::nullopt;
+  return Pin{*stage, *batch, *row, *col, head, minus_one};
+}
+
+// "heads 0–1", or "only head 0".
+std::string indices_text(const std::string& noun, Index count) {
+  return count == 1 ? "only " + noun + " 0" : noun + "s 0–" + std::to_string(count - 1);
+}
+
+std::string positions_text(const Session& session) {
+  const Config& c = session.config;
+  switch (c.positional.type) {
+    case PositionalType::Sinusoidal:
+      return c.mode == InputMode::Direct ? "positions: sinusoidal, which direct mode has no x to add to"
+                                         : "positions: sinusoidal";
+    case PositionalType::Rope: return "positions: rope";
+    case PositionalType::Alibi: return "positions: alibi";
+    default: return "positions: none";
+  }
+}
+
+// Why --pin's cell is not in `session`: its stage is not computed, or an index is past the end.
+std::optional<std::string> pin_problem(const std::string& text, const Session& session) {
+  const Pin pin = *parse_pin(text);  // checked when parsed
+  const Config& c = session.config;
+  const bool sinusoidal = c.positional.type == PositionalType::Sinusoidal && c.mode == InputMode::Projection;
+  const bool present = always_present(pin.stage) ||
+                       (pin.stage == Stage::XPos && sinusoidal) ||
+                       (pin.stage == Stage::XKvPos && sinusoidal && c.attention == AttentionKind::Cross) ||
+                       ((pin.stage == Stage::QRot || pin.stage == Stage::KRot) &&
+                        c.positional.type == PositionalType::Rope) ||
+                       (pin.stage == Stage::Biased && c.positional.type == PositionalType::Alibi);
+  const std::string stage = stage_name(pin.stage);
+  if (!present) return "stage '" + stage + "' is not in this session (" + positions_text(session) + ")";
+  const Index heads = stage_is_kv(pin.stage) ? c.kv_heads() : c.num_heads;
+  const bool square = std::count(kSquareStages.begin(), kSquareStages.end(), pin.stage) > 0;
+  const bool whole = !stage_is_per_head(pin.stage);  // (B, L, d_model)
+  const Index rows = stage_rows_are_keys(pin.stage) ? session.len_kv() : session.len_q();
+  const Index cols = square ? session.len_kv() : whole ? c.d_model : c.d_model / c.num_heads;
+  if (pin.batch >= session.batch())
+    return "batch item " + std::to_string(pin.batch) + ": this session has " + indices_text("batch item", session.batch());
+  if (pin.minus_one && stage_is_per_head(pin.stage))
+    return "head -1: this session has " + indices_text("head", heads) + "; write avg for their average";
+  if (pin.head && *pin.head >= heads)
+    return "head " + std::to_string(*pin.head) + ": this session has " +
+           indices_text(stage_is_kv(pin.stage) ? "K/V head" : "head", heads);
+  if (pin.row >= rows) return "row " + std::to_string(pin.row) + ": " + stage + " has " + indices_text("row", rows);
+  if (pin.col >= cols)
+    return "column " + std::to_string(pin.col) + ": " + stage + " has " + indices_text("column", cols);
+  return std::nullopt;
+}
+
+// A picture's name: one ending in .png, or with no extension at all.
+bool is_png_name(const std::string& path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  std::string lower;
+  for (char c : extension) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.empty() || lower == ".png";
+}
+
+// An output that is a session given to read (the same file by device and inode, however
+// spelled): a screenshot wrote its PNG over the learner's session. --save-on-exit writes a
+// session and may name its own file.
+std::optional<std::string> overwritten_input(const Options& options) {
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {"--out", options.out}, {"--widgets-out", options.widgets_out}, {"--heatmap-out", options.heatmap_out},
+      {"--frame-stats", options.frame_stats_out}};
+  for (const auto& shot : options.shots) {
+    outputs.emplace_back("--out", shot.out);
+    outputs.emplace_back("--widgets-out", shot.widgets_out);
+  }
+  for (const std::string& input : {options.source, options.snapshot})
+    for (const auto& [option, path] : outputs) {
+      std::error_code error;
+      if (!input.empty() && !path.empty() && std::filesystem::equivalent(path, input, error))
+        return option + " " + path + " is the session file " + input +
+               ": writing there would replace the session; nothing was written, choose another name";
+    }
+  return std::nullopt;
+}
 }  // namespace
 
 std::optional<std::string> parse_options(int argc, char** argv, Options* options) {
@@ -133,24 +271,29 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
     ++i;
   }
   std::vector<std::string> stages, tabs;  // --stage a,b and --tab c,d: a screenshot of each pair
+  std::map<std::string, std::string> given;  // option -> its value: each once, but --open
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](std::string* out) -> bool {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
     std::string text;
+    if (const char* needs = value_needs(arg)) {
+      // A missing value took the next option as the value, and a second --stage replaced the first.
+      const std::string what = arg + " needs " + needs;
+      if (i + 1 >= argc) return what;
+      text = argv[++i];
+      if (text.rfind("--", 0) == 0) return what + ", but the next argument is the option " + text;
+      if (text.empty()) return what + ", but it is empty";
+      if (arg != "--open" && given.count(arg))
+        return arg + " is given twice ('" + given[arg] + "', then '" + text + "'); give it once";
+      given[arg] = text;
+    }
     if (arg == "--stage") {
-      if (!value(&text)) return "--stage needs a stage name";
       stages = split_list(text);
       for (const auto& stage : stages)
         if (!step_from_name(stage)) return "unknown stage '" + stage + "'";
       options->stage = stages.front();
     } else if (arg == "--out") {
-      if (!value(&options->out)) return "--out needs a file name";
+      options->out = text;
     } else if (arg == "--size") {
-      if (!value(&text)) return "--size needs WxH, e.g. 1600x1000";
       const auto x = text.find('x');
       if (x == std::string::npos || !parse_int(text.substr(0, x), &options->width) ||
           !parse_int(text.substr(x + 1), &options->height) || options->width < 200 ||
@@ -158,52 +301,49 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
         return "--size needs WxH between 200x150 and 16384x16384, got '" + text + "'";
     } else if (arg == "--lang") {
       Language language;
-      if (!value(&text) || !parse_language(text, &language)) return "--lang takes en or zh";
+      if (!parse_language(text, &language)) return "--lang takes en or zh";
       options->language = language;
     } else if (arg == "--head") {
-      if (!value(&text) || !parse_int(text, &options->head) || options->head < 0)
-        return "--head takes a head index (0, 1, ...)";
+      if (!parse_int(text, &options->head) || options->head < 0) return "--head takes a head index (0, 1, ...)";
     } else if (arg == "--tab") {
-      if (!value(&text)) return "--tab takes config, matrices or mask";
       tabs = split_list(text);
       for (const auto& tab : tabs)
         if (tab != "config" && tab != "matrices" && tab != "mask") return "--tab takes config, matrices or mask";
       options->tab = tabs.front();
     } else if (arg == "--open") {
-      if (!value(&text) || !known_window(text))
-        return "--open takes a window name: " + std::string(known_window_names());
+      if (!known_window(text)) return "--open takes a window name: " + std::string(known_window_names());
       options->open_windows.push_back(text);
     } else if (arg == "--snapshot") {
-      if (!value(&options->snapshot)) return "--snapshot needs a preset or session file";
+      options->snapshot = text;
     } else if (arg == "--pin") {
-      if (!value(&options->pin)) return "--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1";
+      if (!parse_pin(text)) return "--pin needs stage:batch:head:row:col, e.g. scores:0:0:1:1 (head: a number or "
+                                   "avg), got '" + text + "'";
+      options->pin = text;
     } else if (arg == "--export-heatmap") {
-      if (!value(&options->export_heatmap)) return "--export-heatmap needs a heatmap name, e.g. weights.h0";
+      options->export_heatmap = text;
     } else if (arg == "--heatmap-out") {
-      if (!value(&options->heatmap_out)) return "--heatmap-out needs a file name";
+      options->heatmap_out = text;
     } else if (arg == "--slide-width") {
-      if (!value(&text) || !parse_int(text, &options->slide_width) || options->slide_width < 320 ||
-          options->slide_width > 8192)
+      if (!parse_int(text, &options->slide_width) || options->slide_width < 320 || options->slide_width > 8192)
         return "--slide-width takes a width in pixels from 320 to 8192";
     } else if (arg == "--quiz-hide") {
-      if (!value(&text) || (text != "stage" && text != "cell")) return "--quiz-hide takes stage or cell";
+      if (text != "stage" && text != "cell") return "--quiz-hide takes stage or cell";
       options->quiz_hide_cell = text == "cell";
     } else if (arg == "--memory-limit") {
       char* end = nullptr;
-      const long long bytes = value(&text) ? std::strtoll(text.c_str(), &end, 10) : 0;
-      if (text.empty() || *end != '\0' || bytes < 1) return "--memory-limit takes a number of bytes (1 or more)";
+      const long long bytes = std::strtoll(text.c_str(), &end, 10);
+      if (*end != '\0' || bytes < 1) return "--memory-limit takes a number of bytes (1 or more)";
       options->memory_limit = static_cast<Index>(bytes);
     } else if (arg == "--keep") {
-      if (!value(&text) || !(options->keep = square_stages_from_names(text)))
+      if (!(options->keep = square_stages_from_names(text)))
         return "--keep takes scores, scaled, biased, masked, weights or dropped, comma-separated";
     } else if (arg == "--lesson") {
-      if (!value(&text) || !parse_int(text, &options->lesson) || options->lesson < 1)
-        return "--lesson takes a step number (1, 2, ...)";
+      if (!parse_int(text, &options->lesson) || options->lesson < 1) return "--lesson takes a step number (1, 2, ...)";
       options->lesson -= 1;
     } else if (arg == "--widgets-out") {
-      if (!value(&options->widgets_out)) return "--widgets-out needs a file name";
+      options->widgets_out = text;
     } else if (arg == "--save-on-exit") {
-      if (!value(&options->save_on_exit)) return "--save-on-exit needs a file name";
+      options->save_on_exit = text;
     } else if (arg == "--frame-stats") {
       options->frame_stats = true;
       // The JSON path is optional; it is taken only after the session, so that
@@ -211,8 +351,7 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
       if (!options->source.empty() && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0)
         options->frame_stats_out = argv[++i];
     } else if (arg == "--frames") {
-      if (!value(&text) || !parse_int(text, &options->frames) || options->frames < 1)
-        return "--frames takes a positive number";
+      if (!parse_int(text, &options->frames) || options->frames < 1) return "--frames takes a positive number";
     } else if (arg.rfind("--", 0) == 0) {
       return "unknown option " + arg;
     } else if (options->source.empty()) {
@@ -235,6 +374,28 @@ std::optional<std::string> parse_options(int argc, char** argv, Options* options
   } else if (stages.size() > 1 || tabs.size() > 1) {
     return "a list after --stage or --tab is for screenshot (one picture each)";
   }
+  if (auto problem = overwritten_input(*options)) return problem;
+  for (const auto& [option, path] : {std::pair{"--out", options->out}, std::pair{"--heatmap-out", options->heatmap_out}})
+    if (!path.empty() && !is_png_name(path))
+      return std::string(option) + " " + path + ": the picture is written as PNG; give a name ending in .png";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_options_for_session(const Options& options, const Session& session) {
+  std::vector<std::string> stages = {options.stage};
+  for (const auto& shot : options.shots) stages.push_back(shot.stage);
+  for (const auto& stage : stages)
+    if (!stage.empty() && !step_present(*step_from_name(stage), session)) {
+      std::string present;
+      for (Step step : steps_of(session)) present += (present.empty() ? "" : ", ") + std::string(step_id(step));
+      return "--stage " + stage + ": stage '" + stage + "' is not in this session (" + positions_text(session) +
+             "); its stages are " + present;
+    }
+  const Index heads = session.config.num_heads;
+  if (options.head >= heads)
+    return "--head " + std::to_string(options.head) + ": this session has " + indices_text("head", heads);
+  if (!options.pin.empty())
+    if (auto problem = pin_problem(options.pin, session)) return "--pin " + options.pin + ": " + *problem;
   return std::nullopt;
 }
 
