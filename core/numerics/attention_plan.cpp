@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "base/number_text.hpp"
+
 namespace al::detail {
 
 namespace {
@@ -150,7 +152,7 @@ std::optional<Error> check_config(const Config& c) {
     if (!(std::isfinite(c.positional.rope_base) && c.positional.rope_base > 1.0))
       return make_error(ErrorCode::InvalidConfig,
                         "rope_base must be a finite number above 1 (10000 in Llama), but it is " +
-                            std::to_string(c.positional.rope_base));
+                            shortest_text(c.positional.rope_base));
   }
   if (c.mask.window < 0)
     return make_error(ErrorCode::InvalidConfig, "the sliding window must be at least 1 key (or null for no window), "
@@ -158,8 +160,8 @@ std::optional<Error> check_config(const Config& c) {
   if (!(c.dropout.p >= 0.0 && c.dropout.p < 1.0))
     return make_error(ErrorCode::InvalidConfig,
                       "the dropout probability p must be at least 0 and below 1, but it is " +
-                          std::to_string(c.dropout.p),
-                      {{"p", std::to_string(c.dropout.p)}});
+                          shortest_text(c.dropout.p),
+                      {{"p", shortest_text(c.dropout.p)}});
   if (c.scale.mode == ScaleMode::Custom && !std::isfinite(c.scale.factor))
     return make_error(ErrorCode::InvalidConfig, "the custom scale must be a finite number");
   if (std::isnan(c.mask_fill))

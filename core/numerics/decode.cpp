@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/dropout.hpp"
+#include "base/number_text.hpp"
 #include "numerics/attention_plan.hpp"
 #include "numerics/positions.hpp"
 
@@ -28,7 +29,7 @@ std::optional<Error> check_decodable(const Session& s, const Plan& plan) {
                       "attend to tokens that do not exist yet; turn causal on");
   if (plan.mask_fill > kLeakyFill)
     return make_error(ErrorCode::InvalidConfig,
-                      "with a mask fill of " + std::to_string(plan.mask_fill) +
+                      "with a mask fill of " + shortest_text(plan.mask_fill) +
                           " the full trace lets masked (future) keys through, which a decoder never sees; use -inf "
                           "or -1e9 to decode");
   return std::nullopt;
