@@ -16,6 +16,8 @@
 #include <limits>
 #include <thread>
 
+#include "base/number_text.hpp"
+
 namespace al {
 namespace {
 
@@ -161,6 +163,16 @@ void append_float(std::string& out, float value) {
   out.append(buf, res.ptr);
 }
 
+// "[0][3]": where the flat index i of a C-order array is.
+std::string element_path(const std::vector<Index>& shape, size_t i) {
+  std::string path;
+  for (size_t d = shape.size(); d-- > 0;) {
+    path.insert(0, "[" + std::to_string(i % static_cast<size_t>(shape[d])) + "]");
+    i /= static_cast<size_t>(shape[d]);
+  }
+  return path;
+}
+
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return {};
@@ -168,24 +180,31 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+enum class Cell { Number, NotNumber, TooLarge };
+
 // One CSV cell: a number, or nan/inf in any case (optionally signed, optionally quoted).
-bool parse_csv_number(std::string cell, float& out) {
+Cell parse_csv_number(std::string cell, float& out) {
   if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = trim(cell.substr(1, cell.size() - 2));
-  if (cell.empty()) return false;
+  if (cell.empty()) return Cell::NotNumber;
   const char* begin = cell.data();
   const char* end = begin + cell.size();
   if (*begin == '+') ++begin;  // from_chars rejects a leading '+'
   double value = 0;
   auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ptr != end) return false;
+  if (ptr != end) return Cell::NotNumber;
   if (ec == std::errc::result_out_of_range) {
-    // Too large for a double; too small values come back as 0 which is what we want.
-    value = (*begin == '-') ? -HUGE_VAL : HUGE_VAL;
+    // Beyond the double range either way: 1e-400 is 0 (as float32 would make it), 1e400 too large.
+    const size_t exponent = cell.find_first_of("eE");
+    const bool tiny = exponent != std::string::npos ? cell[exponent + 1] == '-'
+                                                    : cell.find_first_not_of("+-0") == cell.find('.');
+    if (!tiny) return Cell::TooLarge;
+    value = *begin == '-' ? -0.0 : 0.0;
   } else if (ec != std::errc()) {
-    return false;
+    return Cell::NotNumber;
   }
+  if (std::isfinite(value) && std::fabs(value) >= kFloatOverflow) return Cell::TooLarge;
   out = static_cast<float>(value);
-  return true;
+  return Cell::Number;
 }
 
 }  // namespace
@@ -285,6 +304,11 @@ Result<Tensor> parse_npy(const std::string& bytes, const std::string& name) {
       std::uint64_t bits = load_le64(p + 8 * i);
       double d;
       std::memcpy(&d, &bits, 8);
+      if (std::isfinite(d) && std::fabs(d) >= kFloatOverflow)
+        return make_error(ErrorCode::InvalidConfig,
+                          name + ": value " + element_path(shape, i) + " is " + shortest_text(d) +
+                              ", too large for a float32 (at most about 3.4e38)",
+                          {{"file", name}});
       data[i] = static_cast<float>(d);
     }
   }
@@ -331,7 +355,8 @@ std::string npy_bytes(const Tensor& t) {
 Result<Tensor> parse_csv(const std::string& text, const std::string& name) {
   std::vector<float> values;
   Index cols = -1, rows = 0, first_line = 0;
-  size_t line_start = 0;
+  // Excel's "CSV UTF-8" starts with a byte-order mark, which is no part of the first number.
+  size_t line_start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   Index line_number = 0;
   while (line_start < text.size()) {
     size_t line_end = text.find('\n', line_start);
@@ -348,7 +373,13 @@ Result<Tensor> parse_csv(const std::string& text, const std::string& name) {
       std::string cell = trim(line.substr(cell_start, comma == std::string::npos ? std::string::npos
                                                                                   : comma - cell_start));
       float value;
-      if (!parse_csv_number(cell, value))
+      const Cell kind = parse_csv_number(cell, value);
+      if (kind == Cell::TooLarge)
+        return make_error(ErrorCode::InvalidConfig,
+                          name + ": line " + std::to_string(line_number) + ", value " + std::to_string(count + 1) +
+                              " is " + cell + ", too large for a float32 (at most about 3.4e38)",
+                          {{"file", name}, {"line", std::to_string(line_number)}});
+      if (kind == Cell::NotNumber)
         return make_error(ErrorCode::ParseError,
                           name + ": line " + std::to_string(line_number) + ", value " +
                               std::to_string(count + 1) + " is '" + cell +

@@ -100,14 +100,20 @@ TEST_CASE("npy: float32 write then read gives the same tensor, for 1-D to 3-D sh
 
 TEST_CASE("npy: hand-made float64 (v1.0) and float32 (v2.0, v3.0) files are read") {
   auto f8 = parse_npy(handmade_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
-                                   le_bytes_f64({1.5, -2.0, 0.1, 1e300})),
+                                   le_bytes_f64({1.5, -2.0, 0.1, -INFINITY})),
                       "f8.npy");
   REQUIRE(f8.ok());
   CHECK(f8->shape == std::vector<Index>{2, 2});
   CHECK(f8->data[0] == 1.5f);
   CHECK(f8->data[1] == -2.0f);
   CHECK(f8->data[2] == 0.1f);  // rounded to the nearest float
-  CHECK(std::isinf(f8->data[3]));
+  CHECK(f8->data[3] == -INFINITY);
+  // A finite value float32 cannot hold is refused, not turned into infinity.
+  auto huge = parse_npy(handmade_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
+                                     le_bytes_f64({1.5, -2.0, 0.1, 1e300})),
+                        "f8.npy");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.error().message == "f8.npy: value [1][1] is 1e+300, too large for a float32 (at most about 3.4e38)");
 
   for (int major : {2, 3}) {
     auto f4 = parse_npy(handmade_npy(major, "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,)}",
