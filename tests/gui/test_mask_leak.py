@@ -66,4 +66,14 @@ if rect:
                    f"leaked cell ({i}, {j}) = {weights[i][j]:.4f} shows its colour {expected}, got {inside}")
     frame = image[2][int(y0 + 0.5 * cell_h)][int(x0 + 2)]
     failures.check(any(close(frame, h, 3) for h in HATCH), f"its frame is hatched, got {frame}")
+# padded-batch opens on item 0, which has no padding: the mask step says which items show it;
+# on item 2 (pinned there) the note goes.
+_, widgets = screenshot(binary, "padded-batch", "masked", out, "padded-item0")
+text = widgets.get("explanation.text.lines", "").replace("\n", " ")
+failures.check("Batch item 0 on screen has no masked cell" in text and "batch items 1, 2 have" in text,
+               f"padded-batch item 0: the note names the padded items: {text!r}")
+_, widgets = screenshot(binary, "padded-batch", "masked", out, "padded-item2", ["--pin", "masked:2:0:0:0"])
+text = widgets.get("explanation.text.lines", "")
+failures.check("hatched cells are masked" in text and "on screen has no masked cell" not in text,
+               f"padded-batch item 2: no note: {text!r}")
 failures.finish()

@@ -2,6 +2,7 @@
 // few sentences on why (the √d_k reason, what a mask does, dropout in training
 // vs evaluation), composed by core/teaching/stage_text.hpp from the trace on screen.
 #include "panels/panels.hpp"
+#include "teaching/batch_note.hpp"
 #include "widgets/text_wrap.hpp"
 
 namespace al::gui {
@@ -13,7 +14,9 @@ struct ShownStepText {
   std::shared_ptr<const Trace> trace;
   Step step = Step::X;
   Language language = Language::En;
+  Index batch = 0;
   StepText text;
+  std::string batch_note;  // batch_item_note for `batch`
 };
 }  // namespace
 
@@ -23,9 +26,12 @@ void draw_explanation(AppState& app) {
   // The session the trace was computed from, so every sentence matches the numbers on screen.
   const Session& session = trace ? app.model.trace_session() : app.model.session();
   const Language language = app.i18n.language();
-  if (!trace || shown.trace != trace || shown.step != app.view.step || shown.language != language) {
-    shown = {trace, app.view.step, language,
-             step_text(app.view.step, session, trace.get(), app.i18n.lookup(), language == Language::Zh)};
+  const Index batch = app.view.batch;
+  if (!trace || shown.trace != trace || shown.step != app.view.step || shown.language != language ||
+      shown.batch != batch) {
+    shown = {trace, app.view.step, language, batch,
+             step_text(app.view.step, session, trace.get(), app.i18n.lookup(), language == Language::Zh),
+             trace ? batch_item_note(app.view.step, *trace, batch, app.i18n.lookup()) : ""};
   }
   const StepText& text = shown.text;
 
@@ -36,7 +42,8 @@ void draw_explanation(AppState& app) {
   app.widgets.add_last_item("explanation.formula");
   draw_trace_checks(app);
   if (!text.numbers.empty()) wrapped_text(text.numbers);
-  const std::string lines = wrapped_text(text.explain);
+  const std::string gap = language == Language::Zh || shown.batch_note.empty() ? "" : " ";
+  const std::string lines = wrapped_text(text.explain + gap + shown.batch_note);
   app.widgets.add_last_item("explanation.text");
   if (app.widgets.enabled()) app.widgets.set_fact("explanation.text.lines", lines);
 }
