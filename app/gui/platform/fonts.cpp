@@ -14,6 +14,8 @@ const char* formula_symbols() {
 
 namespace {
 
+constexpr ImWchar kQuotesFirst = 0x2018, kQuotesLast = 0x201F;  // ‘ ’ ‚ ‛ “ ” „ ‟
+
 struct FontFile {
   std::string path;
   int index = 0;  // face inside a .ttc collection
@@ -81,6 +83,9 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
     builder.AddRanges(kBaseRanges);
     builder.AddRanges(atlas.GetGlyphRangesChineseSimplifiedCommon());
     for (const auto& text : all_texts) builder.AddText(text.c_str());
+    // Noto CJK SC draws quotation marks full width, a wide gap around every quoted word of an
+    // English sentence: they come from DejaVu Sans below, proportional in both languages.
+    for (ImWchar c = kQuotesFirst; c <= kQuotesLast; ++c) builder.UsedChars[c >> 5] &= ~(1u << (c & 31));
     ranges_.clear();
     builder.BuildRanges(&ranges_);
 
@@ -93,7 +98,7 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
     // Noto CJK has no ᵀ nor subscript letters: take them (and nothing it has)
     // from DejaVu Sans. Merged glyphs never replace ones already present.
     if (auto dejavu = find_font("DejaVu Sans")) {
-      static const ImWchar kSymbolRanges[] = {0x1D00, 0x1DBF, 0x2070, 0x209F, 0x2C7C, 0x2C7C, 0};
+      static const ImWchar kSymbolRanges[] = {0x1D00, 0x1DBF, kQuotesFirst, kQuotesLast, 0x2070, 0x209F, 0x2C7C, 0x2C7C, 0};
       ImFontConfig merge;
       merge.MergeMode = true;
       merge.FontNo = dejavu->index;
