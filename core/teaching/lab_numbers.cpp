@@ -21,6 +21,11 @@ std::string cell_value_text(float v, bool compact) {
   return text;
 }
 
+std::string rope_base_text(double base) {
+  if (base == std::floor(base) && std::fabs(base) < 1e12) return std::to_string(static_cast<long long>(base));
+  return lab_number(base);
+}
+
 std::string lab_number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v < 0 ? "−∞" : "∞";

@@ -23,6 +23,8 @@ std::string lab_number(double v);
 // in a tooltip under 0.005), "NaN", "−∞", never "-0.00". The quiz works answers out from
 // these texts (value_as_shown), so the screen and the quiz read one rule.
 std::string cell_value_text(float v, bool compact);
+// RoPE's base as Settings and papers write it: "10000", not "1e4"; lab_number if not whole.
+std::string rope_base_text(double base);
 // A memory size: "545 B", "812.5 KiB", "30.0 MiB", "1.2 GiB".
 std::string bytes_text(Index bytes);
 

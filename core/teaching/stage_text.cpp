@@ -88,12 +88,6 @@ std::string projection_formula(const SessionFacts& f) {
   return text + "    " + n_slice;
 }
 
-// RoPE's base as a learner reads it: 10000, not 1e4.
-std::string base_text(double base) {
-  if (base == std::floor(base) && std::fabs(base) < 1e12) return std::to_string(static_cast<long long>(base));
-  return lab_number(base);
-}
-
 std::string output_projection(const SessionFacts& f) {
   if (!f.has_w_o) return "Concat";
   return f.bias ? "Concat·W_O + b_O" : "Concat·W_O";
@@ -307,7 +301,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
   params.insert(params.end(), {{"h_kv", std::to_string(f.kv_heads)},
                                {"group", std::to_string(f.kv_heads > 0 ? f.heads / f.kv_heads : 1)},
                                {"window", std::to_string(c.mask.window)},
-                               {"base", base_text(c.positional.rope_base)}});
+                               {"base", rope_base_text(c.positional.rope_base)}});
   auto say = [&](const std::string& key) {
     std::string text = lookup(key);
     substitute(&text, params);
@@ -356,7 +350,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
     case Step::Rope: {
       const bool half = c.positional.rope_style == RopeStyle::Half;
       out.formula = std::string("(q_a, q_b) → (q_a·cos θ − q_b·sin θ,  q_b·cos θ + q_a·sin θ),   θ = p·") +
-                    base_text(c.positional.rope_base) + "^(−2k/d_k),   " +
+                    rope_base_text(c.positional.rope_base) + "^(−2k/d_k),   " +
                     (half ? "a = k, b = k + d_k/2" : "a = 2k, b = 2k + 1");
       add(base + ".explain");
       add(base + ".why");

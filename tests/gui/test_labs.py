@@ -5,6 +5,7 @@ stability, fused QKV, quiz), in English and Chinese:
 - mask fill: with −∞ the fully masked row (query <pad>) is NaN magenta, with
   −1e9 it is not (uniform); seed 002's −1e-20 leaves masked cells coloured;
 - fused QKV: the fused and separate projections agree (max diff < 1e-5);
+- RoPE: its settings line gives the base as Settings does (10000, not 1e4);
 - softmax stability: at ×1 the naive softmax is fine;
 - quiz (xdotool): the question the app asks is answered from `attention-lab
   trace --json` (an independent run), by typing the value + Enter or clicking
@@ -37,13 +38,16 @@ def count_colour(image, rect, colour, tolerance=30):
 
 
 LABS = [("sqrt_dk", "default"), ("mask_fill", "default"), ("softmax_stability", "default"),
-        ("fused_qkv", "seed-004-fused"), ("quiz", "default")]
+        ("fused_qkv", "seed-004-fused"), ("quiz", "default"), ("rope", "llama-block")]
 for lab, source in LABS:
     for lang in ("en", "zh"):
         image, state = screenshot(binary, source, "x", out, f"{lab}.{lang}", ["--open", lab, "--lang", lang])
         failures.check(f"lab.{lab}" in state["widgets"], f"{lab} ({lang}): the window opened")
         failures.check(state["missing_glyphs"] == "", f"{lab} ({lang}): missing glyphs {state['missing_glyphs']}")
         w = state["widgets"]
+        if lab == "rope":  # the base as Settings writes it (llama-block's rope_base is 10000), not 1e4
+            settings = state.get("labs.rope.settings", "")
+            failures.check("10000" in settings and "1e4" not in settings, f"rope ({lang}): base 10000: {settings!r}")
         if lab == "sqrt_dk":
             for i in range(4):
                 rect = w.get(f"labs.sqrt_dk.plot{i}")

@@ -122,11 +122,12 @@ void draw_body(AppState& app, RopeLabState& lab) {
     k = {0.7, -0.2, 1.0, 0.4, -0.6, 0.5, 0.9, 0.1};
   }
   const Index d_k = static_cast<Index>(q.size());
-  wrapped_text(app.i18n.format("labs.rope.settings", {{"d_k", std::to_string(d_k)},
-                                                      {"base", lab_number(spec.rope_base)},
+  const std::string settings_lines = wrapped_text(app.i18n.format("labs.rope.settings", {{"d_k", std::to_string(d_k)},
+                                                      {"base", rope_base_text(spec.rope_base)},
                                                       {"style", app.tr(spec.rope_style == RopeStyle::Half
                                                                            ? "config.rope_half"
                                                                            : "config.rope_interleaved")}}));
+  app.widgets.set_fact("labs.rope.settings", settings_lines);
 
   ImGui::SetNextItemWidth(14.0f * font);
   ImGui::SliderInt((std::string(app.tr("labs.rope.position")) + "###rope_position").c_str(), &lab.position, 0, 31);

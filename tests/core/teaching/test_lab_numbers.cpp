@@ -109,6 +109,13 @@ TEST_CASE("cell_value_text: a heatmap cell's text, compact in the cell, longer i
   CHECK(al::cell_value_text(inf, false) == "∞");
 }
 
+TEST_CASE("rope_base_text: a whole base in full, as Settings shows it; else as lab_number") {
+  CHECK(al::rope_base_text(10000.0) == "10000");
+  CHECK(al::lab_number(10000.0) == "1e4");  // what the RoPE window said beside Settings' 10000
+  CHECK(al::rope_base_text(500000.0) == "500000");
+  CHECK(al::rope_base_text(2.5) == "2.5");
+}
+
 TEST_CASE("bytes_text: bytes, then KiB, MiB, GiB with one decimal") {
   CHECK(al::bytes_text(0) == "0 B");
   CHECK(al::bytes_text(1023) == "1023 B");
