@@ -1,0 +1,40 @@
+"""A pinned cell the session loses through an edit in the window is let go, not kept pointing at
+nothing (xdotool): default, 2 heads, head 1's weights cell (0, 0) pinned; Settings, heads 1: the
+pin is gone and nothing is in error; back to 2 heads: the cell is not pinned again by itself.
+(A --pin the session lacks at start is refused: test_trust_items.)"""
+import sys
+
+from files_test_util import App, hold_keys, user_dirs
+from gui_test_util import Failures, ctrl_click, type_text
+
+binary = sys.argv[1]
+failures = Failures()
+root, env = user_dirs("pin-forgotten")
+
+
+def set_heads(app, heads):
+    state = app.settled()
+    rect = state["widgets"]["config.heads"]
+    revision = int(state["revision"])
+    ctrl_click(app.window, int(rect["x"] + 12), int(rect["y"] + rect["h"] / 2))  # left end: the field, not its -/+
+    app.wait_for(lambda s: s["text_input"] == "yes", "Ctrl+click on the heads field starts typing")
+    hold_keys("ctrl", "a")
+    type_text(str(heads))
+    hold_keys("Return")
+    return app.wait_for(lambda s: int(s["revision"]) > revision and s["text_input"] == "no", f"{heads} heads")
+
+
+app = App(binary, ["default", "--pin", "weights:0:1:0:0"], env, root, "run", failures)
+try:
+    app.find_window()
+    state = app.wait_for(lambda s: s.get("pinned") == "weights.h1:0:0", "head 1's weights cell is pinned")
+    app.click(state, "tab.config")
+    app.wait_for(lambda s: "config.heads" in s["widgets"], "the Settings tab")
+    state = set_heads(app, 1)
+    state = app.wait_for(lambda s: s.get("pinned") == "", "one head: head 1's pin is let go")
+    failures.check(state.get("error") == "", f"one head is a valid session: {state.get('error')!r}")
+    state = set_heads(app, 2)
+    failures.check(app.settled().get("pinned") == "", "back to two heads: nothing pinned by itself")
+finally:
+    app.kill()
+failures.finish()
