@@ -115,6 +115,7 @@ expect 2 "attention-lab: --stage alibi: stage 'alibi' is not in this session (po
   screenshot mistral-window --stage weights,alibi --out p.png
 expect 2 "attention-lab: --head 99: this session has heads 0–1" screenshot default --stage weights --head 99 --out p.png
 expect 2 "attention-lab: --head 1: this session has only head 0" seed-003-example --head 1 --frames 1
+expect 2 "attention-lab: --lesson 17: the guided tour has steps 1–16" default --lesson 17 --frames 1  # it opened step 16
 expect 2 "attention-lab: --pin weights:0:9:0:0: head 9: this session has heads 0–1" \
   screenshot default --stage weights --pin weights:0:9:0:0 --out p.png
 expect 2 "attention-lab: --pin weights:0:-1:0:0: head -1: this session has heads 0–1; write avg for their average" \

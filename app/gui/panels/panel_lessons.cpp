@@ -319,6 +319,8 @@ void grow_to_fit(ImVec2 window_min, ImVec2 window_max) {
 
 }  // namespace
 
+int lesson_count() { return kLessonCount; }
+
 void draw_lessons(AppState& app) {
   LessonState& state = app.lessons;
   if (app.frame == 0) {

@@ -445,6 +445,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attention-lab: %s\n%s", problem->c_str(), usage_text());
     return 2;
   }
+  if (options.lesson >= lesson_count()) {  // it opened the last step instead
+    std::fprintf(stderr, "attention-lab: --lesson %d: the guided tour has steps 1–%d\n", options.lesson + 1,
+                 lesson_count());
+    return 2;
+  }
   const std::string source = options.source.empty() ? default_preset_name() : options.source;
   // A file that cannot be opened still opens the window, with the reason shown.
   StartDocument start = load_start_document(source);

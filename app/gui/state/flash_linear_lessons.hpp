@@ -67,5 +67,6 @@ struct LessonState {
 void draw_flash_lab(AppState& app);   // panel_lab_flash.cpp
 void draw_linear_lab(AppState& app);  // panel_lab_linear.cpp
 void draw_lessons(AppState& app);     // panel_lessons.cpp: the tour and its highlight
+int lesson_count();                   // panel_lessons.cpp: the tour's steps (--lesson 1 … this)
 
 }  // namespace al::gui
