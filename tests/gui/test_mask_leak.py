@@ -66,6 +66,18 @@ if rect:
                    f"leaked cell ({i}, {j}) = {weights[i][j]:.4f} shows its colour {expected}, got {inside}")
     frame = image[2][int(y0 + 0.5 * cell_h)][int(x0 + 2)]
     failures.check(any(close(frame, h, 3) for h in HATCH), f"its frame is hatched, got {frame}")
+# A hatched (masked, no leak) cell's number is black: white on the mid-grey stripes was hard to read.
+image, widgets = screenshot(binary, "causal-decoder", "weights", out, "hatched-text")
+rect = widgets["widgets"]["heatmap.weights.h0"]
+cell_w, cell_h = rect["w"] / rect["cols"], rect["h"] / rect["rows"]
+cx, cy = rect["x"] + 1.5 * cell_w, rect["y"] + 0.5 * cell_h  # row 0, column 1: a future key, masked
+rows = image[2]
+box = [rows[y][x] for y in range(int(cy - 0.2 * cell_h), int(cy + 0.2 * cell_h))
+       for x in range(int(cx - 0.3 * cell_w), int(cx + 0.3 * cell_w))]
+white = sum(1 for p in box if min(p) > 235)
+black = sum(1 for p in box if max(p) < 40)
+failures.check(white == 0 and black >= 5, f"the masked cell's '0.00' is drawn in black ({black} black, {white} white pixels)")
+
 # padded-batch opens on item 0, which has no padding: the mask step says which items show it;
 # on item 2 (pinned there) the note goes.
 _, widgets = screenshot(binary, "padded-batch", "masked", out, "padded-item0")

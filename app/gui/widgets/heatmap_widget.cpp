@@ -12,6 +12,8 @@ namespace al::gui {
 
 namespace {
 
+constexpr float kLeakVisible = 1e-3f;  // as the heatmap shader's: a masked weight above it shows its colour
+
 void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) {
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
@@ -215,8 +217,12 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
         const float v = m.at(r, c);
         const std::string label = cell_value_text(v, true);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-        const ImU32 colour = dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255)
-                                                            : IM_COL32(0, 0, 0, 255);
+        // The shader hatches a masked cell in mid greys (unless it shows a leaked weight):
+        // black reads there, white did not.
+        const bool hatched = spec.mask.valid() && spec.mask.at(row0 + r, col0 + c) < 0.5f && !std::isnan(v) &&
+                             !(spec.style.colormap == Colormap::Sequential && v > kLeakVisible);
+        const ImU32 colour = !hatched && dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255)
+                                                                        : IM_COL32(0, 0, 0, 255);
         draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x,
                                   grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
                            colour, label.c_str());
