@@ -324,7 +324,7 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
       break;
     case Step::Qkv:
       out.formula = projection_formula(f);
-      add(base + (f.direct ? ".explain_direct" : ".explain"));
+      add(base + (f.direct ? ".explain_direct" : ".explain") + (f.heads == 1 ? "_one_head" : ""));
       if (!f.direct && f.cross) add(base + ".cross");
       if (f.kv_heads < f.heads) {
         out.formula += "    K, V : (B, h_kv, Lk, d_k),  h_kv = " + std::to_string(f.kv_heads);

@@ -174,6 +174,9 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
       if (texts.count(Step::WO) && config.mode != InputMode::Direct)
         CHECK(contains(texts[Step::WO].explain, chinese ? "唯一一个头" : "the one head's result") == (t.dims.heads == 1));
 
+      // One head takes every column: no "head n works on columns n·d_k …" to puzzle over.
+      CHECK(contains(qkv.explain, "n·d_k") == (t.dims.heads > 1));
+      CHECK(contains(qkv.explain, "d_k = d_model") == (t.dims.heads == 1));
       // Inputs: direct mode has no X and no W's; cross attention projects K and V from X_kv.
       if (direct) {
         CHECK_FALSE(contains(x.formula + qkv.formula + x.title + qkv.title, "X"));
