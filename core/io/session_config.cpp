@@ -47,7 +47,7 @@ Config SessionReader::read_config(const json& j, bool& bias_given) {
                 {{"path", "config.scale"}});
     } else if (it->is_number()) {
       c.scale.mode = ScaleMode::Custom;
-      c.scale.factor = it->get<double>();
+      c.scale.factor = get_float(*it, "config.scale");
     } else {
       wrong_type("config.scale", *it, "\"sqrt_dk\", \"none\" or a number");
     }
@@ -63,10 +63,11 @@ Config SessionReader::read_config(const json& j, bool& bias_given) {
       for (size_t i = 0; i < m->size(); ++i) {
         const std::string here = "config.mask.global_tokens[" + std::to_string(i) + "]";
         const json& p = (*m)[i];
-        // Position 0 is the usual [CLS]; a huge unsigned number reads as negative and is refused too.
-        if (!(p.is_number_integer() || p.is_number_unsigned()) || p.get<std::int64_t>() < 0)
-          wrong_type(here, p, "a position (a whole number from 0)");
-        c.mask.global_tokens.push_back(p.get<std::int64_t>());
+        // Position 0 is the usual [CLS].
+        if (!is_whole(p) || p.get<double>() < 0) wrong_type(here, p, "a position (a whole number from 0)");
+        const auto position = whole_int64(p);
+        if (!position) out_of_range(here, p, "0", std::to_string(INT64_MAX));
+        c.mask.global_tokens.push_back(*position);
       }
     }
     if (auto m = it->find("key_padding"); m != it->end() && !m->is_null())
@@ -82,7 +83,7 @@ Config SessionReader::read_config(const json& j, bool& bias_given) {
                          {{"path", "config.mask_fill"}});
       c.mask_fill = *special;
     } else {
-      c.mask_fill = get_number(*it, "config.mask_fill");
+      c.mask_fill = get_float(*it, "config.mask_fill");
     }
   }
   if (auto it = j.find("dropout"); it != j.end()) {

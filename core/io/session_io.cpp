@@ -10,7 +10,6 @@
 #include <limits>
 #include <new>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
@@ -55,25 +54,29 @@ double SessionReader::get_number(const json& j, const std::string& path) const {
   return j.get<double>();
 }
 
+double SessionReader::get_float(const json& j, const std::string& path) const {
+  const double v = get_number(j, path);
+  if (std::fabs(v) >= kFloatOverflow)  // beyond the double range too: nlohmann gives inf
+    fail(ErrorCode::InvalidConfig, path + " is " + j.dump() + ", too large for a float32 (at most about 3.4e38).",
+         {{"path", path}});
+  return v;
+}
+
 Index SessionReader::get_positive_int(const json& j, const std::string& path) const {
-  if (j.is_number_unsigned() || j.is_number_integer()) {
-    const auto v = j.get<std::int64_t>();
-    if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) {
-      fail(ErrorCode::InvalidConfig, path + " is " + j.dump() + ", far too large.", {{"path", path}});
-    }
-    if (v <= 0) fail(ErrorCode::InvalidConfig, path + " must be at least 1, but it is " + j.dump() + ".",
-                     {{"path", path}});
-    return v;
-  }
-  wrong_type(path, j, "a positive whole number");
+  if (!is_whole(j)) wrong_type(path, j, "a positive whole number");
+  if (j.get<double>() < 1)
+    fail(ErrorCode::InvalidConfig, path + " must be at least 1, but it is " + j.dump() + ".", {{"path", path}});
+  if (auto v = whole_int64(j)) return *v;
+  out_of_range(path, j, "1", std::to_string(INT64_MAX));
 }
 
 std::uint64_t SessionReader::get_uint64(const json& j, const std::string& path) const {
-  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
-  if (j.is_number_integer())  // only negative values land here
+  if (!is_whole(j)) wrong_type(path, j, "a whole number (0 or more)");
+  if (j.get<double>() < 0)
     fail(ErrorCode::InvalidConfig, path + " must not be negative, but it is " + j.dump() + ".",
          {{"path", path}});
-  wrong_type(path, j, "a whole number (0 or more)");
+  if (auto v = whole_uint64(j)) return *v;
+  out_of_range(path, j, "0", std::to_string(UINT64_MAX));
 }
 
 std::vector<std::string> SessionReader::read_tokens(const json& j, const std::string& path) const {
@@ -218,7 +221,7 @@ Tensor SessionReader::read_random(const json& j, const std::string& path) const 
   double stddev = 1.0;
   if (auto it = j.find("seed"); it != j.end()) seed = get_uint64(*it, path + ".seed");
   if (auto it = j.find("std"); it != j.end()) {
-    stddev = get_number(*it, path + ".std");
+    stddev = get_float(*it, path + ".std");
     if (!(stddev >= 0)) fail(ErrorCode::InvalidConfig, path + ".std must not be negative.", {{"path", path + ".std"}});
   }
   return random_normal(std::move(shape), seed, stddev);
@@ -322,7 +325,7 @@ Session SessionReader::read(const json& root) {
   if (version == root.end())
     fail(ErrorCode::MissingInput, "the key \"version\" is missing (this Attention Lab reads version " +
                                       std::to_string(kFormatVersion) + ").", {{"path", "version"}});
-  if (!version->is_number_integer() || version->get<std::int64_t>() != kFormatVersion)
+  if (!is_whole(*version) || version->get<double>() != kFormatVersion)
     fail(ErrorCode::UnsupportedFormat, "version is " + version->dump() + "; this Attention Lab reads version " +
                                            std::to_string(kFormatVersion) + " only.",
          {{"path", "version"}, {"version", version->dump()}});
@@ -358,17 +361,16 @@ Session SessionReader::read(const json& root) {
     if (!w.is_object()) wrong_type("weights", w, "an object");
     check_keys(w, "weights", {"layout", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_qkv", "b_qkv",
                               "w_o", "b_o"});
-    bool torch_layout = false;
     if (auto l = w.find("layout"); l != w.end()) {
       const std::string layout = get_string(*l, "weights.layout");
-      if (layout == "torch") torch_layout = true;
+      if (layout == "torch") torch_layout_ = true;
       else if (layout != "math")
         fail(ErrorCode::InvalidConfig, "weights.layout is \"" + layout +
                                            "\"; it must be \"math\" (in x out) or \"torch\" (out x in).",
              {{"path", "weights.layout"}});
     }
     auto weight = [&](const char* key, TensorPtr& dst) {
-      if (auto e = w.find(key); e != w.end()) dst = read_weight(*e, std::string("weights.") + key, torch_layout);
+      if (auto e = w.find(key); e != w.end()) dst = read_weight(*e, std::string("weights.") + key, torch_layout_);
     };
     auto bias = [&](const char* key, TensorPtr& dst) {
       if (auto e = w.find(key); e != w.end()) dst = read_bias(*e, std::string("weights.") + key);
@@ -416,43 +418,8 @@ Session SessionReader::read(const json& root) {
   // Everything about sizes fitting together (d_model, heads, masks) is the
   // compute's validation; a file that would not compute is refused here.
   if (check_fit_)
-    if (auto invalid = validate(s)) fail(invalid->code, invalid->message, invalid->params);
+    if (auto invalid = fit_error(s)) fail(invalid->code, invalid->message, invalid->params);
   return s;
-}
-
-json parse_json_checked(const std::string& text, const std::string& name) {
-  // Duplicate keys are a mistake the JSON parser would hide (the last one wins).
-  std::vector<std::set<std::string>> open_objects;
-  json::parser_callback_t on_event = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    else if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    else if (event == json::parse_event_t::key && !open_objects.empty() &&
-             !open_objects.back().insert(parsed.get<std::string>()).second)
-      throw LoadFailure{make_error(ErrorCode::ParseError,
-                                   name + ": the key \"" + parsed.get<std::string>() +
-                                       "\" appears twice in the same object.",
-                                   {{"file", name}, {"path", parsed.get<std::string>()}})};
-    return true;
-  };
-  try {
-    return json::parse(text, on_event);
-  } catch (const json::parse_error& e) {
-    // Line and column of the byte where parsing stopped.
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') { ++line; column = 1; }
-      else ++column;
-    }
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    for (char& ch : what)  // the text it quotes may hold raw control bytes
-      if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
-    throw LoadFailure{make_error(ErrorCode::ParseError, name + " is not valid JSON: " + what,
-                                 {{"file", name}, {"line", std::to_string(line)}, {"column", std::to_string(column)}})};
-  } catch (const json::exception& e) {  // e.g. a number too large for a double
-    throw LoadFailure{make_error(ErrorCode::ParseError, name + " is not valid JSON: " + std::string(e.what()),
-                                 {{"file", name}})};
-  }
 }
 
 }  // namespace detail
@@ -479,8 +446,9 @@ Result<LoadedSession> parse_session_json_for_editing(const std::string& text, co
                                                      const std::string& name) {
   try {
     const json root = parse_json_checked(text, name);
-    LoadedSession loaded{SessionReader(name, base_dir, false).read(root), {}};
-    if (auto unfit = validate(loaded.session)) {
+    SessionReader reader(name, base_dir, false);
+    LoadedSession loaded{reader.read(root), {}};
+    if (auto unfit = reader.fit_error(loaded.session)) {
       loaded.unfit = std::move(unfit);
       loaded.unfit->message = name + ": " + loaded.unfit->message;
     }

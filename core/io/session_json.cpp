@@ -43,6 +43,31 @@ std::optional<float> special_value(const std::string& s) {
   return std::nullopt;
 }
 
+bool is_whole(const json& j) {
+  if (j.is_number_integer()) return true;  // unsigned too
+  if (!j.is_number_float()) return false;
+  const double v = j.get<double>();
+  return std::isfinite(v) && v == std::floor(v);
+}
+
+// 2^63 and 2^64 are exact doubles: a whole double below them converts exactly.
+std::optional<std::int64_t> whole_int64(const json& j) {
+  if (j.is_number_unsigned()) {
+    if (j.get<std::uint64_t>() > std::uint64_t(INT64_MAX)) return std::nullopt;
+    return static_cast<std::int64_t>(j.get<std::uint64_t>());
+  }
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (!is_whole(j) || j.get<double>() < -0x1p63 || j.get<double>() >= 0x1p63) return std::nullopt;
+  return static_cast<std::int64_t>(j.get<double>());
+}
+
+std::optional<std::uint64_t> whole_uint64(const json& j) {
+  if (j.is_number_unsigned()) return j.get<std::uint64_t>();
+  if (j.is_number_integer()) return std::nullopt;  // only negative values land here
+  if (!is_whole(j) || j.get<double>() < 0 || j.get<double>() >= 0x1p64) return std::nullopt;
+  return static_cast<std::uint64_t>(j.get<double>());
+}
+
 void append_json_float(std::string& out, float value) {
   if (std::isnan(value)) { out += "\"NaN\""; return; }
   if (std::isinf(value)) { out += value > 0 ? "\"Infinity\"" : "\"-Infinity\""; return; }

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to io/: what the session reader (session_io.cpp), its size checks
+// Internal to io/: what the session reader (session_io.cpp, its JSON text in json_text.cpp), its size checks
 // (session_validate.cpp) and the writer (session_writer.cpp) share.
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/number_text.hpp"
 #include "model/session.hpp"
 
 namespace al::detail {
@@ -24,8 +25,6 @@ constexpr Index kMaxElements = Index(1) << 28;
 // The same cap over all the {"random"} matrices of one session together: many
 // inputs each under the cap could still exhaust the memory.
 constexpr Index kMaxGeneratedElements = kMaxElements;
-// Doubles at or above 2^128 - 2^103 (FLT_MAX plus half a step) round to infinity as float32.
-constexpr double kFloatOverflow = 0x1.ffffffp+127;
 
 // Thrown inside the reader and turned into a Result at its entry point, so
 // every check can be one line.
@@ -39,7 +38,14 @@ std::string index_path(const std::string& path, const std::vector<size_t>& idx, 
 std::string flat_index_path(const std::string& path, const std::vector<Index>& shape, Index flat);
 // Non-finite values travel as strings, since JSON has no NaN or infinity.
 std::optional<float> special_value(const std::string& s);
+// A number with no fraction, written 4 or 4.0 (scripts write whole floats).
+bool is_whole(const json& j);
+// Its value, if a whole number fits the type.
+std::optional<std::int64_t> whole_int64(const json& j);
+std::optional<std::uint64_t> whole_uint64(const json& j);
 void append_json_float(std::string& out, float value);
+// The text's JSON; a repeated key, bare NaN, an empty or UTF-16 file throw a LoadFailure that says so.
+json parse_json_checked(const std::string& text, const std::string& name);
 
 // ---------------------------------------------------------------------------
 class SessionReader {
@@ -49,6 +55,9 @@ class SessionReader {
       : name_(std::move(name)), base_dir_(std::move(base_dir)), check_fit_(check_fit) {}
 
   Session read(const json& root);
+  // What validate() says of a session read(), in the file's terms: the config
+  // values named by their key, a torch-layout weight by the shape as written.
+  std::optional<Error> fit_error(const Session& s) const;
 
  private:
   [[noreturn]] void fail(ErrorCode code, const std::string& message,
@@ -66,6 +75,13 @@ class SessionReader {
   std::string get_string(const json& j, const std::string& path) const;
   bool get_bool(const json& j, const std::string& path) const;
   double get_number(const json& j, const std::string& path) const;
+  // A number that float32 holds (the computation's type); "NaN" and the like are the caller's.
+  double get_float(const json& j, const std::string& path) const;
+  [[noreturn]] void out_of_range(const std::string& path, const json& j, const std::string& low,
+                                 const std::string& high) const {
+    fail(ErrorCode::InvalidConfig, path + " is " + j.dump() + "; it must be a whole number from " + low + " to " + high + ".",
+         {{"path", path}});
+  }
   Index get_positive_int(const json& j, const std::string& path) const;
   std::uint64_t get_uint64(const json& j, const std::string& path) const;
 
@@ -88,6 +104,7 @@ class SessionReader {
   std::string name_;
   std::string base_dir_;
   bool check_fit_ = true;
+  bool torch_layout_ = false;  // "weights": {"layout": "torch"}
 };
 
 }  // namespace al::detail

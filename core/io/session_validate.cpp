@@ -1,8 +1,11 @@
 // Validating a session file's sizes before anything is generated: the
-// {"random"} inputs together, and the trace they would lead to, against the caps.
+// {"random"} inputs together, and the trace they would lead to, against the caps;
+// and saying what validate() finds in the terms of the file.
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "base/number_text.hpp"
 #include "io/session_json.hpp"
 #include "numerics/attention.hpp"
 #include "numerics/attention_plan.hpp"
@@ -24,10 +27,9 @@ Index random_count(const json& spec) {
     return 0;
   Index count = 1;
   for (const json& d : *shape) {
-    if (!d.is_number_integer() || d.get<std::int64_t>() <= 0) return 0;
-    const Index size = d.get<std::int64_t>();
-    if (size > kMaxElements || count > kMaxElements / size) return 0;
-    count *= size;
+    const auto size = whole_int64(d);
+    if (!size || *size <= 0 || *size > kMaxElements || count > kMaxElements / *size) return 0;
+    count *= *size;
   }
   return count;
 }
@@ -77,7 +79,9 @@ std::optional<std::vector<Index>> random_shape(const json& root, const char* key
   if (it == root.end() || !it->is_object() || it->size() != 1 || !it->contains("random")) return std::nullopt;
   const json& spec = (*it)["random"];
   if (random_count(spec) == 0) return std::nullopt;
-  return spec["shape"].get<std::vector<Index>>();
+  std::vector<Index> shape;
+  for (const json& d : spec["shape"]) shape.push_back(*whole_int64(d));
+  return shape;
 }
 
 }  // namespace
@@ -93,9 +97,8 @@ void SessionReader::check_generated_trace(const json& root) const {
   };
   const bool direct = text_of("mode") == "direct", cross = text_of("attention") == "cross";
   auto heads_it = config.find("num_heads");
-  const Index heads = heads_it != config.end() && heads_it->is_number_integer() && heads_it->get<std::int64_t>() > 0
-                          ? heads_it->get<std::int64_t>()
-                          : 1;
+  const auto written_heads = heads_it != config.end() ? whole_int64(*heads_it) : std::nullopt;
+  const Index heads = written_heads && *written_heads > 0 ? *written_heads : 1;
   const char* query_key = direct ? "q" : (root.contains("x_q") ? "x_q" : "x");
   const char* key_key = direct ? "k" : (cross ? "x_kv" : query_key);
   const auto queries = random_shape(root, query_key), keys = random_shape(root, key_key);
@@ -118,4 +121,64 @@ void SessionReader::check_generated_trace(const json& root) const {
            "; its {\"random\"} inputs were not generated. Make the sequences shorter.",
        {{"limit", std::to_string(limit)}});
 }
+
+namespace {
+
+// validate() sees every weight in math layout (in x out); a file in torch layout
+// (out x in) is told the shape it wrote and the one it should write.
+std::optional<Error> torch_shape_error(const Session& s, const Error& invalid) {
+  if (invalid.code != ErrorCode::ShapeMismatch) return std::nullopt;
+  const Config& c = s.config;
+  const Index d = c.d_model, kv = c.kv_width();
+  const bool grouped = kv != d;
+  const std::string kv_name = grouped ? "num_kv_heads·d_k = " + std::to_string(kv) : "d_model";
+  const Weights& w = s.weights;
+  struct Rule {
+    const char* name;
+    const TensorPtr& weight;
+    Index out;
+    std::string out_name;
+  };
+  const Rule rules[] = {{"w_q", w.w_q, d, "d_model"},
+                        {"w_k", w.w_k, kv, kv_name},
+                        {"w_v", w.w_v, kv, kv_name},
+                        {"w_qkv", w.w_qkv, d + 2 * kv, grouped ? "d_model + 2·num_kv_heads·d_k" : "3·d_model"},
+                        {"w_o", w.w_o, d, "d_model"}};
+  for (const Rule& r : rules) {
+    if (!r.weight || r.weight->rank() != 2) continue;
+    // Only the error validate() gives for this weight's shape.
+    const std::string math = std::string(r.name) + " has shape " + shape_string(r.weight->shape) + " but must be ";
+    if (invalid.message.rfind(math, 0) != 0) continue;
+    const std::string path = std::string("weights.") + r.name;
+    const std::string written = std::to_string(r.weight->dim(1)) + "x" + std::to_string(r.weight->dim(0));
+    const std::string wanted = std::to_string(r.out) + "x" + std::to_string(d);
+    return make_error(ErrorCode::ShapeMismatch,
+                      path + " is " + written + " as written, but in torch layout (out x in) it must be " + wanted +
+                          " (" + r.out_name + " x d_model).",
+                      {{"path", path}, {"shape", written}, {"expected", wanted}});
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> SessionReader::fit_error(const Session& s) const {
+  // validate()'s limits on these two, said with the key that holds the value.
+  const PositionalSpec& positional = s.config.positional;
+  if (positional.type == PositionalType::Rope && !(std::isfinite(positional.rope_base) && positional.rope_base > 1.0))
+    return make_error(ErrorCode::InvalidConfig,
+                      "config.positional.rope_base must be a finite number above 1 (10000 in Llama), but it is " +
+                          shortest_text(positional.rope_base) + ".",
+                      {{"path", "config.positional.rope_base"}});
+  const double p = s.config.dropout.p;
+  if (!(p >= 0.0 && p < 1.0))
+    return make_error(ErrorCode::InvalidConfig,
+                      "config.dropout.p must be at least 0 and below 1, but it is " + shortest_text(p) + ".",
+                      {{"path", "config.dropout.p"}});
+  auto invalid = validate(s);
+  if (invalid && torch_layout_)
+    if (auto torch = torch_shape_error(s, *invalid)) return torch;
+  return invalid;
+}
+
 }  // namespace al::detail

@@ -77,9 +77,43 @@ if ! "$bin" trace "$dir/npy-good.json" --summary >/dev/null; then
   echo "FAIL: a valid float64 .npy reference did not trace"; failures=$((failures + 1))
 fi
 
+# Files as scripts and spreadsheets write them: Python's bare NaN, whole floats,
+# Excel's byte-order mark, torch-layout weights, a fill that prints as -0.000000 with %f.
+python3 - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+weights = {k: {"random": {"shape": [4, 4]}} for k in ("w_q", "w_k", "w_v", "w_o")}
+def dump(name, config, **inputs):
+    session = {"format": "attention-lab/session", "version": 1, "config": config, "weights": weights}
+    session.update(inputs)
+    with open(d + "/" + name, "w") as f:
+        json.dump(session, f)
+dump("py_nan.json", {"d_model": 4}, x=[[float("nan"), 0, 0, 0]])
+dump("floats.json", {"d_model": 4.0, "num_heads": 2.0, "mask": {"causal": True, "window": 2.0},
+                     "dropout": {"seed": 0.0}}, x=[[1, 0, 0, 0], [0, 1, 0, 0]])
+dump("bom_csv.json", {"d_model": 4}, x={"csv": "bom.csv"})
+dump("scale.json", {"scale": 1e39}, x=[[1, 0, 0, 0]])
+dump("leaky.json", {"mask": {"causal": True}, "mask_fill": -1e-20}, x=[[1, 0, 0, 0], [0, 1, 0, 0]])
+torch = dict(weights, layout="torch", w_k=[[1, 0], [0, 1], [1, 0], [0, 1]])
+dump("torch.json", {"num_heads": 2, "num_kv_heads": 1}, x=[[1, 0, 0, 0]], weights=torch)
+with open(d + "/bom.csv", "wb") as f:
+    f.write(b"\xef\xbb\xbf1,0,0,0\r\n0,1,0,0\r\n")
+PY
+expect_error 'JSON has no NaN or Infinity; write it as the string "NaN"' trace "$dir/py_nan.json" --summary
+expect_error "config.scale is 1e+39, too large for a float32" trace "$dir/scale.json" --summary
+expect_error "with a mask fill of -1e-20 the full trace" decode "$dir/leaky.json" --json
+expect_error "weights.w_k is 4x2 as written, but in torch layout (out x in) it must be 2x4" trace "$dir/torch.json" --summary
+for good in floats bom_csv; do
+  if ! "$bin" trace "$dir/$good.json" --summary >/dev/null; then
+    echo "FAIL: $good.json did not trace"; failures=$((failures + 1))
+  fi
+done
+printf '\xff\xfe{\0"\0' > "$dir/utf16.json"
+expect_error "utf16.json is UTF-16 text; save it as UTF-8" trace "$dir/utf16.json" --summary
+
 # Files that are not sessions at all.
 : > "$dir/empty.json"
-expect_error "not valid JSON" trace "$dir/empty.json" --json
+expect_error "empty.json is empty: it holds no JSON text" trace "$dir/empty.json" --json
 head -c 4096 /dev/urandom > "$dir/random.json"
 expect_error "error" trace "$dir/random.json" --json
 expect_error "not a JSON object" trace <(echo '[1, 2, 3]') --json

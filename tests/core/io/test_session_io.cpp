@@ -198,7 +198,7 @@ TEST_CASE("session: unknown and duplicate keys are errors that name them") {
   CHECK(contains(e.message, "unknown key 'weights.w_x'"));
 
   e = parse_error_of(small_session(R"(, "num_heads": 2)"));
-  CHECK(contains(e.message, "the key \"num_heads\" appears twice"));
+  CHECK(contains(e.message, "the key \"config.num_heads\" appears twice, at line 2, column 28 and at line 2, column 44"));
 }
 
 TEST_CASE("session: wrong types name the JSON path") {
