@@ -130,4 +130,12 @@ for fill, label in (("-inf", "minus-inf"), (-1e9, "minus-1e9")):
                 want = NAN_COLOUR if math.isnan(context[i][c]) else colormap(DIVERGING, (context[i][c] + top) / (2 * top))
                 failures.check(close(got, want, TOLERANCE), f"[{label}] context ({i},{c}) = {context[i][c]:.4f}: {want}, got {got}")
 
+# A colour bar is one ramp: no grid line between its 64 steps (wide heatmaps drew them as squares).
+image, widgets = screenshot(binary, "default", "output", out, "colour-bar")
+bar = widgets["widgets"]["colorbar.output"]
+y = int(bar["y"] + bar["h"] / 2)
+row = [image[2][y][x] for x in range(int(bar["x"]) + 1, int(bar["x"] + bar["w"]) - 1)]
+jumps = [x for x, (a, b) in enumerate(zip(row, row[1:])) if max(abs(p - q) for p, q in zip(a, b)) > 40]
+failures.check(len(row) > 200 and not jumps, f"the output's colour bar ({len(row)} px) runs without breaks: jumps at {jumps[:5]}")
+
 failures.finish()

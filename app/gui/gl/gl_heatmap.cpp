@@ -125,9 +125,9 @@ bool HeatmapRenderer::init(const std::string& vertex_source, const std::string& 
 }
 
 void HeatmapRenderer::draw(ImDrawList* draw_list, ImVec2 rect_min, ImVec2 rect_max, GLuint values,
-                           GLuint mask, int rows, int cols, const HeatmapStyle& style) {
+                           GLuint mask, int rows, int cols, const HeatmapStyle& style, bool grid) {
   if (!ready() || rows <= 0 || cols <= 0) return;
-  commands_.push_back(Command{this, rect_min, rect_max, values, mask, rows, cols, style});
+  commands_.push_back(Command{this, rect_min, rect_max, values, mask, rows, cols, style, grid});
   draw_list->AddCallback(&HeatmapRenderer::render_callback, &commands_.back());
   // Hands the GL state back to ImGui's backend for the widgets drawn after us.
   draw_list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
@@ -169,8 +169,10 @@ void HeatmapRenderer::render(const Command& c, const ImDrawCmd& cmd) {
   glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_WIDTH, &texels.cols);
   glGetTexLevelParameteriv(GL_TEXTURE_2D, 0, GL_TEXTURE_HEIGHT, &texels.rows);
   if (texels.cols <= 0 || texels.rows <= 0) return;
-  draw_quad(texels, projection,
-            ImVec2((c.max.x - c.min.x) * scale.x / texels.cols, (c.max.y - c.min.y) * scale.y / texels.rows));
+  const ImVec2 cell_pixels = c.grid ? ImVec2((c.max.x - c.min.x) * scale.x / texels.cols,
+                                             (c.max.y - c.min.y) * scale.y / texels.rows)
+                                    : ImVec2(0.0f, 0.0f);  // "0 px" cells: no grid lines
+  draw_quad(texels, projection, cell_pixels);
 }
 
 void HeatmapRenderer::draw_quad(const Command& c, const float projection[16], ImVec2 cell_pixels) {

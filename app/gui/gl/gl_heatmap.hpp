@@ -78,9 +78,10 @@ class HeatmapRenderer {
   // Forgets last frame's queued draws; call before building a new frame.
   void begin_frame() { commands_.clear(); }
   // Queues the heatmap of `values` (rows x cols texture) into `rect` of `draw_list`.
-  // `mask` (same size, 1 = attend) may be 0.
+  // `mask` (same size, 1 = attend) may be 0. `grid`: lines between cells large enough to
+  // have them (not for a colour bar, whose cells are steps of one ramp).
   void draw(ImDrawList* draw_list, ImVec2 rect_min, ImVec2 rect_max, GLuint values,
-            GLuint mask, int rows, int cols, const HeatmapStyle& style);
+            GLuint mask, int rows, int cols, const HeatmapStyle& style, bool grid = true);
   // Draws the same heatmap into an offscreen framebuffer of width x height
   // pixels, without grid lines, and reads it back as RGB rows bottom-up
   // (gl_heatmap_export.cpp). An error message when GL cannot.
@@ -95,6 +96,7 @@ class HeatmapRenderer {
     GLuint values = 0, mask = 0;
     int rows = 0, cols = 0;
     HeatmapStyle style;
+    bool grid = true;
   };
   std::optional<std::string> render_picture(int width, int height, ImVec4 background,
                                             const std::vector<PictureQuad>& quads, ImDrawData* overlay,
@@ -107,6 +109,7 @@ class HeatmapRenderer {
     GLuint values, mask;
     int rows, cols;
     HeatmapStyle style;
+    bool grid;
   };
   static void render_callback(const ImDrawList* list, const ImDrawCmd* cmd);
   void render(const Command& c, const ImDrawCmd& cmd);

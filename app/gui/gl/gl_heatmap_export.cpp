@@ -85,8 +85,9 @@ std::optional<std::string> HeatmapRenderer::render_picture(int width, int height
   float projection[16];
   picture_projection(width, height, projection);
   for (const PictureQuad& q : quads) {
-    const Command command{this, q.min, q.max, q.values, q.mask, q.rows, q.cols, q.style};
-    draw_quad(command, projection, ImVec2((q.max.x - q.min.x) / q.cols, (q.max.y - q.min.y) / q.rows));
+    const Command command{this, q.min, q.max, q.values, q.mask, q.rows, q.cols, q.style, q.grid};
+    draw_quad(command, projection,
+              q.grid ? ImVec2((q.max.x - q.min.x) / q.cols, (q.max.y - q.min.y) / q.rows) : ImVec2(0.0f, 0.0f));
   }
   if (overlay) ImGui_ImplOpenGL3_RenderDrawData(overlay);  // renders into the bound picture
   read_picture(width, height, rgb);
@@ -104,7 +105,7 @@ std::optional<std::string> HeatmapRenderer::render_offscreen(GLuint values, GLui
   float projection[16];
   picture_projection(width, height, projection);
   const float w = static_cast<float>(width), h = static_cast<float>(height);
-  const Command command{this, ImVec2(0.0f, 0.0f), ImVec2(w, h), values, mask, rows, cols, style};
+  const Command command{this, ImVec2(0.0f, 0.0f), ImVec2(w, h), values, mask, rows, cols, style, false};
   draw_quad(command, projection, ImVec2(0.0f, 0.0f));  // cells "0 px": no grid lines
   read_picture(width, height, rgb);
   return std::nullopt;

@@ -109,7 +109,8 @@ std::optional<std::string> render_slide(AppState& app, const HeatmapSpec& spec, 
                    static_cast<int>(m.cols), spec.style});
   if (spec.style.colormap != Colormap::Mask) {
     const MatrixView ramp = colour_ramp(spec.style);
-    quads.push_back({l.bar_min, l.bar_max, app.textures.get(ramp), 0, 1, static_cast<int>(ramp.cols), spec.style});
+    quads.push_back({l.bar_min, l.bar_max, app.textures.get(ramp), 0, 1, static_cast<int>(ramp.cols), spec.style,
+                     false});
     const std::string low = cell_value_text(spec.style.low, true), high = cell_value_text(spec.style.high, true);
     const float y = l.bar_max.y + 0.2f * l.f;
     overlay.AddText(font, l.f, ImVec2(l.bar_min.x, y), text, low.c_str());

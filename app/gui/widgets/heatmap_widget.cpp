@@ -21,7 +21,8 @@ void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) 
   if (spec.style.colormap == Colormap::Mask) return;
   const MatrixView bar = colour_ramp(spec.style);
   const ImVec2 bar_max(at.x + width, at.y + 0.5f * font);
-  app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, static_cast<int>(bar.cols), spec.style);
+  app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, static_cast<int>(bar.cols), spec.style,
+                    /*grid=*/false);
   const std::string low = cell_value_text(spec.style.low, true);
   const std::string high = cell_value_text(spec.style.high, true);
   const float text_y = bar_max.y + 0.1f * font;
