@@ -20,6 +20,7 @@
 #include "io/session_io.hpp"
 #include "io/settings.hpp"
 #include "numerics/attention.hpp"
+#include "numerics/decode.hpp"
 #include "teaching/message_patterns.hpp"
 #include "../user_dirs_fixture.hpp"
 
@@ -361,4 +362,16 @@ TEST_CASE("the settings of today's attention that cannot work read in Chinese, w
     CHECK(english_words(*chinese).empty());
     for (const std::string& part : expected) CHECK_MESSAGE(contains(*chinese, part), "missing: " << part);
   }
+}
+
+TEST_CASE("the decode lab's refusal of a leaky mask fill reads in Chinese, with the fill") {
+  Session s = *load_preset("causal-decoder");
+  s.config.mask_fill = -1e-20;  // seed 002's fill
+  auto run = decode(s);
+  REQUIRE_FALSE(run.ok());
+  CAPTURE(run.error().message);
+  const auto text = chinese_error(run.error());
+  REQUIRE(text.has_value());
+  CHECK(english_words(*text).empty());
+  CHECK(contains(*text, "-1e-20"));
 }
