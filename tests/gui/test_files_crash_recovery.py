@@ -145,4 +145,27 @@ if os.path.exists(saved_unfit):
     failures.check(abs(x_matrix(saved_unfit)[0][0] - 7.5) < 1e-6, "with the edit of the crashed run")
 else:
     failures.check(False, "the restored session is saved on exit")
+
+# Run 5: Discard drops the recovered edits for good: the recovery file goes, the session file is
+# untouched, and the next start asks nothing.
+with open(recovery_path(env), "wb") as recovery_file:
+    recovery_file.write(crashed_recovery)
+session_before = open(session_path, "rb").read()
+app = App(binary, [session_path], env, root, "run5", failures)
+try:
+    state = app.wait_for(lambda s: "files.recovery.discard" in s["widgets"], "the start offers the recovery", 30)
+    app.find_window()
+    app.click(app.settled(), "files.recovery.discard")
+    state = app.wait_for(lambda s: "files.recovery" not in s["widgets"], "Discard closes the question")
+    failures.check(state.get("modified") == "no" and state.get("document") == session_path,
+                   f"after Discard the file is open as it was: modified {state.get('modified')}")
+    failures.check(not os.path.exists(recovery_path(env)), "Discard removes the recovery file")
+finally:
+    app.kill()
+failures.check(open(session_path, "rb").read() == session_before, "Discard leaves the session file as it was")
+widgets_path = os.path.join(root, "run5-again.json")
+subprocess.run([binary, session_path, "--frames", "6", "--widgets-out", widgets_path], capture_output=True,
+               timeout=60, env=env)
+failures.check("files.recovery.restore" not in json.load(open(widgets_path))["widgets"],
+               "the next start asks nothing")
 failures.finish()
