@@ -115,6 +115,7 @@ void draw_import_options(AppState& app, FileDialog& dialog) {
     for (InputId id : kImportTargets) {
       ImGui::PushID(static_cast<int>(id));
       if (ImGui::Selectable(input_name(id), id == dialog.import_target)) dialog.import_target = id;
+      app.widgets.add_last_item("files.dialog.import_target." + std::string(input_name(id)));
       ImGui::PopID();
     }
     ImGui::EndCombo();
