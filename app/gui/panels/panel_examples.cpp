@@ -1,6 +1,9 @@
 // The Examples menu, always in the menu bar: every built-in example with its
 // one-line description (a click opens it), then the recent files, so nothing
 // needs the command line.
+#include <algorithm>
+#include <cfloat>
+
 #include "panels/panels.hpp"
 #include "state/documents.hpp"
 #include "io/session_io.hpp"
@@ -9,6 +12,12 @@
 namespace al::gui {
 
 void draw_examples_menu(AppState& app) {
+  // The examples with their descriptions (and recent files) outgrow a laptop's window: the menu
+  // stays below the menu bar and scrolls. Taller, ImGui pushed it up over its own button, and
+  // releasing the click that opened it picked whichever example lay there.
+  const float bar = ImGui::GetFrameHeight();
+  ImGui::SetNextWindowSizeConstraints(ImVec2(0.0f, 0.0f),
+                                      ImVec2(FLT_MAX, std::max(4.0f * bar, ImGui::GetMainViewport()->Size.y - 1.5f * bar)));
   const bool open = ImGui::BeginMenu((std::string(app.tr("examples.menu")) + "###examples").c_str());
   app.widgets.add_last_item("menu.examples");
   if (!open) return;
@@ -34,6 +43,7 @@ void draw_examples_menu(AppState& app) {
     for (size_t i = 0; i < recent.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
       if (ImGui::MenuItem(recent[i].c_str())) request_open(app, recent[i]);
+      app.widgets.add_last_item("examples.recent." + std::to_string(i));
       ImGui::PopID();
     }
   }
