@@ -190,10 +190,12 @@ void draw_file_menu_items(AppState& app) {
     for (size_t i = 0; i < recent.size(); ++i) {
       ImGui::PushID(static_cast<int>(i));
       if (ImGui::MenuItem(recent[i].c_str())) request_open(app, recent[i]);
+      app.widgets.add_last_item("files.recent." + std::to_string(i));
       ImGui::PopID();
     }
     ImGui::EndMenu();
   }
+  app.widgets.add_last_item("files.menu.recent");
   if (ImGui::MenuItem(label(app, "files.menu.save", "###save").c_str(), "Ctrl+S")) save_or_ask_path(app);
   if (ImGui::MenuItem(label(app, "files.menu.save_as", "###save_as").c_str(), "Ctrl+Shift+S"))
     show_dialog(app, FileDialogMode::SaveAs);

@@ -134,6 +134,8 @@ void init_documents(AppState& app, const StartDocument& start) {
   }
   // Without a file to start from, the file dialog opens where it was last used.
   if (start.path.empty() && !files.settings.last_folder.empty()) files.dialog.folder = files.settings.last_folder;
+  // A file opened from the command line or the desktop (attention-lab %f) is recent work too.
+  if (!start.path.empty()) remember_recent(app, start.path);
   Language language;
   if (!app.options.language && parse_language(files.settings.language, &language))
     app.i18n.set_language(language);
