@@ -34,6 +34,7 @@ void draw_diff_window(AppState& app) {
   if (t.snapshot) {
     ImGui::SameLine();
     if (ImGui::Button((std::string(app.tr("teach.diff.clear")) + "###diff_clear").c_str())) t.snapshot.reset();
+    app.widgets.add_last_item("diff.clear");
   }
   if (!t.snapshot || !trace) {
     ImGui::TextDisabled("%s", app.tr("teach.diff.none"));
