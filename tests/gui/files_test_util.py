@@ -18,6 +18,14 @@ def user_dirs(label):
     return root, env
 
 
+def save_preset(binary, preset, path, env):
+    """Writes a built-in example to `path` as a session file (the app's own save, explicit numbers);
+    returns its bytes."""
+    subprocess.run([binary, preset, "--frames", "2", "--save-on-exit", path],
+                   check=True, timeout=60, capture_output=True, env=env)
+    return open(path, "rb").read()
+
+
 def recovery_path(env):
     return os.path.join(env["XDG_STATE_HOME"], "attention-lab", "recovery.json")
 

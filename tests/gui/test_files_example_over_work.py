@@ -5,19 +5,16 @@ Both ways a learner picks one: Examples > causal-decoder, and Labs > Lessons (le
 3. Esc closes the dialog; Ctrl+Z brings the work back, and Save as writes it: X[0][0] = 9.5.
 Before the fix Ctrl+S wrote the example over mine.json without a word."""
 import os
-import subprocess
 import sys
 
-from files_test_util import App, hold_keys, user_dirs, x_matrix
+from files_test_util import App, hold_keys, save_preset, user_dirs, x_matrix
 from gui_test_util import Failures, type_text
 
 binary, source_dir = sys.argv[1], sys.argv[2]
 failures = Failures()
 root, env = user_dirs("files-example-over-work")
 mine = os.path.join(root, "mine.json")
-subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", mine],
-               check=True, timeout=60, capture_output=True, env=env)
-mine_before = open(mine, "rb").read()
+mine_before = save_preset(binary, "default", mine, env)
 x_before = x_matrix(mine)
 failures.check(x_before[0][0] != 9.5, f"default's X[0][0] is not already 9.5: {x_before[0][0]}")
 

@@ -6,19 +6,16 @@
    write the session there and the app exits 0.
 4. The same with Esc in that save dialog: nothing is written and the app keeps running, the edit kept."""
 import os
-import subprocess
 import sys
 
-from files_test_util import App, hold_keys, user_dirs, x_matrix
+from files_test_util import App, hold_keys, save_preset, user_dirs, x_matrix
 from gui_test_util import Failures, type_text
 
 binary, source_dir = sys.argv[1], sys.argv[2]
 failures = Failures()
 root, env = user_dirs("files-quit-save")
 mine = os.path.join(root, "mine.json")
-subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", mine],
-               check=True, timeout=60, capture_output=True, env=env)
-mine_before = open(mine, "rb").read()
+mine_before = save_preset(binary, "default", mine, env)
 
 
 def quit_asks(app, what):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from files_test_util import App, settings_path, user_dirs, xdotool
+from files_test_util import App, save_preset, settings_path, user_dirs, xdotool
 from gui_test_util import Failures
 
 binary = sys.argv[1]
@@ -19,8 +19,7 @@ failures = Failures()
 root, env = user_dirs("files-recent")
 paths = {name: os.path.join(root, f"{name}.json") for name in ("a", "b", "gone")}
 for name, preset in (("a", "default"), ("b", "causal-decoder"), ("gone", "cross-attention")):
-    subprocess.run([binary, preset, "--frames", "2", "--save-on-exit", paths[name]],
-                   check=True, timeout=60, capture_output=True, env=env)
+    save_preset(binary, preset, paths[name], env)
 for name in ("gone", "a", "b"):  # each opened once and closed: the settings remember them, b last
     subprocess.run([binary, paths[name], "--frames", "3"], check=True, timeout=60, capture_output=True, env=env)
 failures.check(json.load(open(settings_path(env))).get("recent_files", [])[:3] == [paths["b"], paths["a"], paths["gone"]],

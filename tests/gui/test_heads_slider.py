@@ -4,19 +4,17 @@ right end: the saved session has 8 heads and the same weights (heads only cut W'
 brings back 2 heads (one undo step for the whole drag, however many head counts it passed)."""
 import json
 import os
-import subprocess
 import sys
 import time
 
-from files_test_util import App, hold_keys, user_dirs, xdotool
+from files_test_util import App, hold_keys, save_preset, user_dirs, xdotool
 from gui_test_util import Failures
 
 binary = sys.argv[1]
 failures = Failures()
 root, env = user_dirs("heads-slider")
 path = os.path.join(root, "mine.json")
-subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", path], check=True, timeout=60,
-               capture_output=True, env=env)
+save_preset(binary, "default", path, env)
 original = json.load(open(path))
 failures.check(original["config"]["num_heads"] == 2 and original["config"]["d_model"] == 8, "default: 2 heads of d_model 8")
 
