@@ -433,7 +433,14 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
                           "); any previous file there is unchanged",
                       {{"path", path}});
   };
-  const fs::path target(path);
+  // A link (a session kept in a synced folder, linked from the desktop) is saved through: the file it
+  // points to is replaced, and the link stays a link (renaming onto it replaced the link itself).
+  fs::path target(path);
+  std::error_code link_error;
+  if (fs::is_symlink(target, link_error)) {
+    const fs::path resolved = fs::weakly_canonical(target, link_error);
+    if (!link_error) target = resolved;
+  }
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // mkstemp in the same folder: rename() is atomic only within one file system.
   std::string temp = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
@@ -447,7 +454,7 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
   };
   // Keep the permissions of the file being replaced; a new file gets rw-r--r--.
   struct stat existing {};
-  ::fchmod(fd, ::stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644);
+  ::fchmod(fd, ::stat(target.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644);
 
   size_t written = 0;
   while (written < bytes.size()) {
@@ -471,7 +478,7 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     const char* seconds = std::getenv("ATTENTION_LAB_TEST_PAUSE_SECONDS");
     std::this_thread::sleep_for(std::chrono::milliseconds(seconds ? std::atol(seconds) * 1000 : 60000));
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
     int err = errno;
     ::unlink(temp.c_str());
     return failure("replacing the file failed", err);

@@ -241,6 +241,23 @@ TEST_CASE("write_file_atomic: writes, replaces, leaves no temporary file") {
   CHECK((fs::status(path).permissions() & fs::perms::owner_read) != fs::perms::none);
 }
 
+TEST_CASE("write_file_atomic: a link is saved through, and stays a link") {
+  TempDir dir;
+  fs::create_directory(dir.path / "synced");
+  const fs::path real = dir.path / "synced" / "session.json", link = dir.path / "session.json";
+  REQUIRE_FALSE(write_file_atomic(real.string(), "first").has_value());
+  fs::create_symlink(fs::path("synced") / "session.json", link);  // relative, as ln -s makes them
+  REQUIRE_FALSE(write_file_atomic(link.string(), "second").has_value());
+  CHECK(fs::is_symlink(link));
+  auto text = read_file(real.string());
+  REQUIRE(text.ok());
+  CHECK(*text == "second");
+  int entries = 0;  // no temporary file left beside the link or the file
+  for (const auto& e : fs::recursive_directory_iterator(dir.path))
+    entries += e.symlink_status().type() == fs::file_type::regular ? 1 : 0;
+  CHECK(entries == 1);
+}
+
 TEST_CASE("write_file_atomic: an impossible location is an IoError naming the path, not a crash") {
   TempDir dir;
   const std::string in_missing_folder = (dir.path / "no" / "such" / "folder" / "s.json").string();
