@@ -242,4 +242,21 @@ finally:
     if app.poll() is None:
         app.terminate()
         app.wait(timeout=10)
+
+# Tokens a learner may type: a long one is cut with "…" to its label column (it ran into the heatmap to its
+# left); a line break is a space (its second line was drawn over the first row of cells).
+tokens_session = os.path.join(out, "long-tokens.json")
+subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", tokens_session], check=True, timeout=60,
+               capture_output=True)
+session = json.load(open(tokens_session))
+for first, name in (("https://example.com/some/long/path", "long-token"), ("line one\nline two", "newline-token")):
+    session["tokens"][0] = first
+    json.dump(session, open(tokens_session, "w"))
+    _, facts = screenshot(binary, tokens_session, "weights", out, name)
+    label = facts.get("heatmap.weights.h0.first_row_label", "")
+    if name == "long-token":
+        failures.check(label.startswith("https://") and label.endswith("…") and len(label) < len(first),
+                       f"a long token is cut to its label column: {label!r}")
+    else:
+        failures.check(label.startswith("line one ") and "\n" not in label, f"a line break reads as a space: {label!r}")
 failures.finish()

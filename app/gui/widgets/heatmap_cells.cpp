@@ -1,5 +1,7 @@
 #include "widgets/heatmap_cells.hpp"
 
+#include <imgui.h>
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -31,9 +33,23 @@ MatrixView colour_ramp(const HeatmapStyle& style) {
 }
 
 std::string axis_label(const std::vector<std::string>* labels, Index index) {
-  if (labels && index < static_cast<Index>(labels->size()) && !(*labels)[index].empty())
-    return (*labels)[index];
-  return std::to_string(index);
+  if (!labels || index >= static_cast<Index>(labels->size()) || (*labels)[index].empty()) return std::to_string(index);
+  // A token may hold a line break or a tab: drawn as they are, they ran over the first row of cells.
+  std::string label = (*labels)[index];
+  for (char& c : label)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return label;
+}
+
+std::string fitted_label(std::string label, float width) {
+  if (ImGui::CalcTextSize(label.c_str()).x <= width) return label;
+  while (!label.empty()) {
+    size_t cut = label.size() - 1;  // the last UTF-8 character starts here
+    while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;
+    label.erase(cut);
+    if (ImGui::CalcTextSize((label + "…").c_str()).x <= width) return label + "…";
+  }
+  return "…";
 }
 
 }  // namespace al::gui

@@ -9,8 +9,11 @@
 
 namespace al::gui {
 
-// The label of row/col `index`: the token when there is one, else the index.
+// The label of row/col `index`: the token when there is one (line breaks and tabs as spaces), else the index.
 std::string axis_label(const std::vector<std::string>* labels, Index index);
+// `label` cut with "…" to `width` pixels of the current font: a long token stays in its label
+// column instead of running into the heatmap to its left.
+std::string fitted_label(std::string label, float width);
 // Whether `v`'s colour is dark enough to need white text on it.
 bool dark_background(const HeatmapStyle& style, float v);
 // A 1 x 64 matrix running from the style's low to its high value: the colour bar.

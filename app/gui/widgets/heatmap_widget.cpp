@@ -192,12 +192,14 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                    {"peaks_ahead", TextureCache::takes_peaks(m, max_texels) ? 1.0 : 0.0}});
   if (app.widgets.enabled()) {  // tests read them
     app.widgets.set_fact("heatmap." + spec.name + ".title", spec.title);
-    app.widgets.set_fact("heatmap." + spec.name + ".first_row_label", axis_label(spec.row_labels, 0));
+    const std::string first = axis_label(spec.row_labels, 0);
+    app.widgets.set_fact("heatmap." + spec.name + ".first_row_label",
+                         row_label_width > 0 ? fitted_label(first, row_label_width - 0.4f * font) : first);
   }
 
   // Labels and numbers are ordinary ImGui text drawn over the quad.
   for (Index r = 0; row_label_width > 0 && r < m.rows; ++r) {
-    const std::string label = axis_label(spec.row_labels, row0 + r);
+    const std::string label = fitted_label(axis_label(spec.row_labels, row0 + r), row_label_width - 0.4f * font);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     draw_list->AddText(ImVec2(grid_min.x - size.x - 0.3f * font,
                               grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
