@@ -167,6 +167,13 @@ int dispatch(int argc, char** argv) {
     std::cerr << "attention-lab: error: " << *problem << "\n";
     return 2;
   }
+#ifdef ATTENTION_LAB_HAS_GUI
+  for (int i = 1; i < argc; ++i)  // `attention-lab default --help`, `screenshot --help`: the window's options
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::cout << al::gui::usage_text();
+      return 0;
+    }
+#endif
   return open_window(argc, argv);  // a preset, a session path, `screenshot`, or window options
 }
 

@@ -138,5 +138,14 @@ expect 2 "attention-lab: --heatmap-out h.JPEG: the picture is written as PNG; gi
   screenshot default --stage weights --out p.png --export-heatmap weights.h0 --heatmap-out h.JPEG
 [ ! -e p.png ] && [ ! -e b.jpg ] || fail "a picture was written although the command was refused"
 
+# 11. --help after a session or screenshot gives the window's options (it was "unknown option --help").
+for args in "default --help" "screenshot -h" "s.json --stage weights --help"; do
+  # shellcheck disable=SC2086
+  out=$("$bin" $args 2>"$dir/stderr"); got=$?
+  [ "$got" -eq 0 ] && [[ "$out" == "usage: attention-lab [<preset | session.json>]"* ]] && [ ! -s "$dir/stderr" ] ||
+    fail "attention-lab $args: exit $got, said '${out%%$'\n'*}' $(head -n 1 "$dir/stderr")"
+done
+unchanged "--help"
+
 if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
 echo "every command line was handled as documented"
