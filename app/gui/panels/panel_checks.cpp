@@ -2,12 +2,12 @@
 // a warning when masked keys still receive weight (a fill such as -1e-20 is not
 // very negative), with the largest leaked weight and the fill.
 #include "panels/panels.hpp"
+#include "widgets/heatmap_cells.hpp"  // kLeakVisible
 #include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
 namespace {
-constexpr double kVisibleLeak = 1e-3;  // as the heatmap shader's kLeakVisible
 const ImVec4 kWarningColour = ImVec4(1.0f, 0.62f, 0.25f, 1.0f);
 }  // namespace
 
@@ -15,7 +15,7 @@ void draw_trace_checks(AppState& app) {
   const Step step = app.view.step;
   if (step != Step::Masked && step != Step::Weights) return;
   auto trace = app.model.trace();
-  if (!trace || !(trace->checks.masked_weight_max > kVisibleLeak)) return;
+  if (!trace || !(trace->checks.masked_weight_max > kLeakVisible)) return;
   const std::string text = app.i18n.format(
       "checks.masked_leak", {{"weight", lab_number(trace->checks.masked_weight_max)},
                              {"share", lab_number(trace->checks.masked_share_max)},

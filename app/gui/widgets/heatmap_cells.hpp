@@ -14,6 +14,9 @@ std::string axis_label(const std::vector<std::string>* labels, Index index);
 // `label` cut with "…" to `width` pixels of the current font: a long token stays in its label
 // column instead of running into the heatmap to its left.
 std::string fitted_label(std::string label, float width);
+// A softmax weight on a masked key above this is a visible leak: the shader's kLeakVisible
+// shows its colour inside a hatched frame, and the mask and softmax steps warn.
+constexpr float kLeakVisible = 1e-3f;
 // Whether `v`'s colour is dark enough to need white text on it.
 bool dark_background(const HeatmapStyle& style, float v);
 // A 1 x 64 matrix running from the style's low to its high value: the colour bar.

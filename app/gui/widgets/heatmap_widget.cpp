@@ -12,8 +12,6 @@ namespace al::gui {
 
 namespace {
 
-constexpr float kLeakVisible = 1e-3f;  // as the heatmap shader's: a masked weight above it shows its colour
-
 void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) {
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
