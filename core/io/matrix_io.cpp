@@ -441,6 +441,16 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     const fs::path resolved = fs::weakly_canonical(target, link_error);
     if (!link_error) target = resolved;
   }
+  // A read-only file is not replaced, though renaming over it would succeed in a writable folder: whoever
+  // marked it so meant to keep it. The mode bits too, since access() lets root write anything.
+  struct stat existing {};
+  const bool exists = ::stat(target.c_str(), &existing) == 0;
+  if (exists && S_ISREG(existing.st_mode) &&
+      ((existing.st_mode & 0222) == 0 || (::access(target.c_str(), W_OK) != 0 && errno == EACCES)))
+    return make_error(ErrorCode::IoError,
+                      "cannot save '" + path + "': the file is read-only; it is unchanged. "
+                      "Save under another name, or make the file writable first",
+                      {{"path", path}});
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // mkstemp in the same folder: rename() is atomic only within one file system.
   std::string temp = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
@@ -453,8 +463,7 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     return failure(what, err);
   };
   // Keep the permissions of the file being replaced; a new file gets rw-r--r--.
-  struct stat existing {};
-  ::fchmod(fd, ::stat(target.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644);
+  ::fchmod(fd, exists ? (existing.st_mode & 07777) : 0644);
 
   size_t written = 0;
   while (written < bytes.size()) {

@@ -258,6 +258,29 @@ TEST_CASE("write_file_atomic: a link is saved through, and stays a link") {
   CHECK(entries == 1);
 }
 
+TEST_CASE("write_file_atomic: a read-only file is refused and left as it was, even for root") {
+  TempDir dir;
+  const std::string path = (dir.path / "kept.json").string();
+  REQUIRE_FALSE(write_file_atomic(path, "the learner's version").has_value());
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  auto e = write_file_atomic(path, "an overwrite");
+  REQUIRE(e.has_value());
+  CHECK(e->code == ErrorCode::IoError);
+  CHECK(contains(e->message, path));
+  CHECK(contains(e->message, "read-only"));
+  auto text = read_file(path);
+  REQUIRE(text.ok());
+  CHECK(*text == "the learner's version");
+  CHECK((fs::status(path).permissions() & fs::perms::owner_write) == fs::perms::none);
+  int entries = 0;  // no temporary file left
+  for (const auto& entry : fs::directory_iterator(dir.path)) entries += entry.is_regular_file() ? 1 : 0;
+  CHECK(entries == 1);
+  // Writable again, it saves as before.
+  fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
+  REQUIRE_FALSE(write_file_atomic(path, "an overwrite").has_value());
+  CHECK(*read_file(path) == "an overwrite");
+}
+
 TEST_CASE("write_file_atomic: an impossible location is an IoError naming the path, not a crash") {
   TempDir dir;
   const std::string in_missing_folder = (dir.path / "no" / "such" / "folder" / "s.json").string();

@@ -240,6 +240,16 @@ TEST_CASE("a save that fails reads in Chinese, with the place and the reason") {
   CHECK(contains(*chinese, "无法保存“" + target + "”"));
   CHECK(contains(*chinese, "不是文件夹"));
   CHECK(contains(*chinese, "原有的文件没有改变"));
+
+  // A read-only file: refused, and the message says why in Chinese too.
+  fs::permissions(folder / "note.txt", fs::perms::owner_read);
+  const auto read_only = write_file_atomic((folder / "note.txt").string(), "{}");
+  REQUIRE(read_only.has_value());
+  const auto read_only_chinese = chinese_error(*read_only);
+  REQUIRE(read_only_chinese.has_value());
+  CAPTURE(*read_only_chinese);
+  CHECK(foreign_words(*read_only_chinese, (folder / "note.txt").string()).empty());
+  CHECK(contains(*read_only_chinese, "只读"));
   fs::remove_all(folder);
 }
 
