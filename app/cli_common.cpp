@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "io/matrix_io.hpp"
+
 namespace al::cli {
 
 int fail(const std::string& message) {
@@ -84,6 +86,7 @@ std::optional<std::string> cannot_save(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (fs::is_directory(path, error)) return "'" + path + "' is a folder; give a file name in it";
+  if (auto refusal = read_only_refusal(path)) return refusal->message;
   const fs::path target(path);
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string temp = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();

@@ -425,6 +425,19 @@ std::string csv_text(const Tensor& t) {
   return out;
 }
 
+std::optional<Error> read_only_refusal(const std::string& path) {
+  // A read-only file is not replaced, though renaming over it would succeed in a writable folder: whoever
+  // marked it so meant to keep it. The mode bits too, since access() lets root write anything. stat() and
+  // access() follow a link to the file it names.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) != 0 || !S_ISREG(existing.st_mode)) return std::nullopt;
+  if ((existing.st_mode & 0222) != 0 && (::access(path.c_str(), W_OK) == 0 || errno != EACCES)) return std::nullopt;
+  return make_error(ErrorCode::IoError,
+                    "cannot save '" + path + "': the file is read-only; it is unchanged. "
+                    "Save under another name, or make the file writable first",
+                    {{"path", path}});
+}
+
 std::optional<Error> write_file_atomic(const std::string& path, const std::string& bytes) {
   namespace fs = std::filesystem;
   auto failure = [&](const std::string& what, int err) {
@@ -441,16 +454,9 @@ std::optional<Error> write_file_atomic(const std::string& path, const std::strin
     const fs::path resolved = fs::weakly_canonical(target, link_error);
     if (!link_error) target = resolved;
   }
-  // A read-only file is not replaced, though renaming over it would succeed in a writable folder: whoever
-  // marked it so meant to keep it. The mode bits too, since access() lets root write anything.
+  if (auto refusal = read_only_refusal(path)) return refusal;
   struct stat existing {};
   const bool exists = ::stat(target.c_str(), &existing) == 0;
-  if (exists && S_ISREG(existing.st_mode) &&
-      ((existing.st_mode & 0222) == 0 || (::access(target.c_str(), W_OK) != 0 && errno == EACCES)))
-    return make_error(ErrorCode::IoError,
-                      "cannot save '" + path + "': the file is read-only; it is unchanged. "
-                      "Save under another name, or make the file writable first",
-                      {{"path", path}});
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // mkstemp in the same folder: rename() is atomic only within one file system.
   std::string temp = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();

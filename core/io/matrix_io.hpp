@@ -20,6 +20,9 @@ std::string csv_text(const Tensor& t);  // cols() values per line; leading dimen
 // Writes via a temporary file in the same folder, flush, fsync and rename, so a
 // crash or a full disk never leaves a half-written file.
 std::optional<Error> write_file_atomic(const std::string& path, const std::string& bytes);
+// The refusal write_file_atomic gives for a read-only file at path (nothing when it may be replaced), so a
+// long computation can check its output first.
+std::optional<Error> read_only_refusal(const std::string& path);
 Result<std::string> read_file(const std::string& path);
 
 }  // namespace al

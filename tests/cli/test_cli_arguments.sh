@@ -52,12 +52,16 @@ expect 2 "attention-lab: --out s.json is the session file s.json$overwrite" defa
 unchanged "--snapshot s.json --out s.json"
 [ ! -e p.png ] || fail "a picture was written although the command was refused"
 
-# 3. train checks its --out before the first step (a million steps would take an hour), and
-# prints its result even when the save at the end fails.
+# 3. train checks its --out before the first step (a million steps would take an hour: a missing
+# folder, a folder, a read-only file), and prints its result even when the save at the end fails.
 expect 1 "attention-lab: error: train: cannot save '/nonexistent/s.json': the folder '/nonexistent' does not exist; nothing was trained" \
   train --task previous_token --steps 1000000 --out /nonexistent/s.json --json
 expect 1 "attention-lab: error: train: '$dir' is a folder; give a file name in it; nothing was trained" \
   train --task previous_token --out "$dir" --json
+cp s.orig kept.json && chmod 444 kept.json
+expect 1 "attention-lab: error: train: cannot save 'kept.json': the file is read-only; it is unchanged. Save under another name, or make the file writable first; nothing was trained" \
+  train --task previous_token --steps 1000000 --out kept.json --json
+cmp -s kept.json s.orig || fail "train --out onto a read-only file changed it"
 expect 2 "attention-lab: error: train: --out needs a value, but it is empty" train --task previous_token --out "" --json
 # The folder is fine at the start; a folder put in the file's place while it trains fails the save.
 "$bin" train --task previous_token --steps 10000 --out late.json --json >late.out 2>late.err &
