@@ -63,10 +63,20 @@ expect 1 "attention-lab: error: train: cannot save 'kept.json': the file is read
   train --task previous_token --steps 1000000 --out kept.json --json
 cmp -s kept.json s.orig || fail "train --out onto a read-only file changed it"
 expect 2 "attention-lab: error: train: --out needs a value, but it is empty" train --task previous_token --out "" --json
-# The folder is fine at the start; a folder put in the file's place while it trains fails the save.
-"$bin" train --task previous_token --steps 10000 --out late.json --json >late.out 2>late.err &
+# The folder is fine at the start; a folder put in the file's place after the check fails the save.
+# The save waits 3 s before its rename (a test hook), and the folder comes while its temporary file
+# is there (still there 0.3 s later: the check before training makes one and removes it at once).
+# A fixed sleep instead needed 10000 steps to outlast it: six minutes in the sanitizer build.
+ATTENTION_LAB_TEST_PAUSE_BEFORE_RENAME=late.json ATTENTION_LAB_TEST_PAUSE_SECONDS=3 \
+  "$bin" train --task previous_token --steps 300 --out late.json --json >late.out 2>late.err &
 training=$!
-sleep 1
+for _ in $(seq 1200); do
+  if compgen -G ".late.json.tmp-*" >/dev/null; then
+    sleep 0.3
+    compgen -G ".late.json.tmp-*" >/dev/null && break
+  fi
+  sleep 0.1
+done
 mkdir -p late.json/inside
 wait "$training"
 code=$?
@@ -74,7 +84,7 @@ err=$(head -n 1 late.err)
 [ "$code" -eq 1 ] || fail "train whose save failed exited $code, expected 1"
 [[ "$err" == "attention-lab: error: train: cannot save 'late.json': "*"(the result above was not saved as a session)" ]] ||
   fail "train whose save failed said '$err'"
-python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["steps"] == 10000 and len(r["loss"]) == 10000' \
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["steps"] == 300 and len(r["loss"]) == 300' \
   late.out || fail "train whose save failed did not print its result: $(head -c 200 late.out)"
 
 # 11. A misspelt subcommand is named as one, with the closest subcommand.
