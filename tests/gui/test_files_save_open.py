@@ -7,7 +7,7 @@
    file among the recent ones, and the folder the dialog last opened from.
 5. Save as into a place that cannot be written (a folder that is a file, and a
    read-only folder when not root) shows the reason, and the session stays
-   open and modified.
+   open and modified; so does Ctrl+S once its own file is read-only.
 6. The next run, started without a file, opens its file dialog in that folder."""
 import json
 import os
@@ -88,6 +88,21 @@ try:
         app.click(app.settled(), "files.dialog.cancel")
         app.wait_for(lambda s: "files.dialog" not in s["widgets"], "Cancel closes the dialog")
     failures.check(app.title().startswith("• "), f"still marked unsaved: {app.title()!r}")
+
+    # The session's own file made read-only (a handout): Ctrl+S says so and leaves it as it was.
+    on_disk = open(session_path, "rb").read()
+    os.chmod(session_path, 0o444)
+    app.away()
+    hold_keys("ctrl", "s")
+    state = app.wait_for(lambda s: "files.message.ok" in s["widgets"], "Ctrl+S onto a read-only file shows why")
+    message = state.get("file_message", "")
+    failures.check("not saved" in message and "read-only" in message and session_path in message,
+                   f"the message names the file and says it is read-only: {message!r}")
+    failures.check(open(session_path, "rb").read() == on_disk, "the read-only file is unchanged")
+    failures.check(state.get("modified") == "yes", "the session is still modified after the refused save")
+    app.click(state, "files.message.ok")
+    app.wait_for(lambda s: "files.message.ok" not in s["widgets"], "OK closes the message")
+    os.chmod(session_path, 0o644)
 
     # 4. Quit asks first; Don't save.
     app.away()
