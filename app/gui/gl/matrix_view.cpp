@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace al::gui {
 
@@ -106,13 +107,13 @@ ValueRange DerivedCache::symmetric_range(const TensorPtr& tensor, Index first, I
   return it->second.range;
 }
 
-ValueRange DerivedCache::probability_range(const TensorPtr& tensor, Index first, Index count) {
+ValueRange DerivedCache::probability_range(const TensorPtr& tensor, Index first, Index count, bool stretched) {
   const std::string key = pointer_key(tensor.get()) + "/prob" + std::to_string(first) + "+" +
                           std::to_string(count);
   auto [it, inserted] = ranges_.try_emplace(key);
-  if (inserted) {
+  if (inserted) {  // kept as [0, the largest finite value] (-inf: none), whichever scale is asked for
     it->second.source = tensor;
-    float largest = 1.0f;
+    float largest = -std::numeric_limits<float>::infinity();
     for (Index k = first; k < first + count; ++k) {
       MatrixView m = matrix_of(tensor, k);
       for (Index r = 0; r < m.rows; ++r)
@@ -122,7 +123,7 @@ ValueRange DerivedCache::probability_range(const TensorPtr& tensor, Index first,
     it->second.range = ValueRange{0.0f, largest};
   }
   it->second.used = true;
-  return it->second.range;
+  return probability_range_from(it->second.range.high, stretched);
 }
 
 void DerivedCache::collect_unused() {

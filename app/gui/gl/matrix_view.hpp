@@ -41,6 +41,14 @@ struct ValueRange {
   float low = 0.0f, high = 1.0f;
 };
 
+// The weights' colour range from the largest finite weight shown: [0, max(1, largest)], as weights are
+// probabilities and dropout scales them up; or, `stretched`, [0, largest], so that heads whose weights
+// are all small (about 1/n over n keys) still show their pattern. [0, 1] when no weight is above 0.
+inline ValueRange probability_range_from(float largest, bool stretched) {
+  if (stretched) return ValueRange{0.0f, largest > 0.0f ? largest : 1.0f};
+  return ValueRange{0.0f, largest > 1.0f ? largest : 1.0f};
+}
+
 // Values derived from views, kept while they are on screen.
 class DerivedCache {
  public:
@@ -51,8 +59,8 @@ class DerivedCache {
   // is 0, so a fill of -1e9 does not wash out the colours.
   ValueRange symmetric_range(const TensorPtr& tensor, Index first, Index count,
                              const MatrixView* mask);
-  // [0, max(1, largest finite value)]: weights are probabilities, dropout scales them up.
-  ValueRange probability_range(const TensorPtr& tensor, Index first, Index count);
+  // probability_range_from the largest finite value of `count` consecutive matrices from `first`.
+  ValueRange probability_range(const TensorPtr& tensor, Index first, Index count, bool stretched);
   void collect_unused();
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "model/stage_heads.hpp"
 #include "teaching/explain.hpp"
@@ -86,10 +87,10 @@ ValueRange symmetric_range_of(const StageSummary& summary, Index first, Index co
   if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
   return ValueRange{-largest, largest};
 }
-ValueRange probability_range_of(const StageSummary& summary, Index first, Index count) {
-  float largest = 1.0f;
+ValueRange probability_range_of(const StageSummary& summary, Index first, Index count, bool stretched) {
+  float largest = -std::numeric_limits<float>::infinity();
   for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_value[static_cast<size_t>(k)]);
-  return ValueRange{0.0f, largest};
+  return probability_range_from(largest, stretched);
 }
 
 class HeatmapBuilder {
@@ -149,8 +150,9 @@ class HeatmapBuilder {
     const Index first = is_per_head(stage) ? batch_ * heads : batch_;
     const Index count = is_per_head(stage) ? heads : 1;
     if (stage == Stage::Weights || stage == Stage::Dropped) {
-      ValueRange range = summary ? probability_range_of(*summary, first, count)
-                                 : app_.derived.probability_range(tensor, first, count);
+      const bool stretched = app_.view.stretch_weights;
+      ValueRange range = summary ? probability_range_of(*summary, first, count, stretched)
+                                 : app_.derived.probability_range(tensor, first, count, stretched);
       spec.style = {Colormap::Sequential, range.low, range.high};
     } else {
       const bool masked_cells = stage == Stage::Masked;
@@ -259,6 +261,15 @@ class HeatmapBuilder {
   MatrixView mask_;
 };
 
+// Over many keys every weight is small (about 1/n), so on the 0-to-1 scale all heads look one flat
+// colour; stretched, the colours end at the largest weight shown and each head's pattern shows.
+void draw_weights_scale(AppState& app) {
+  if (ImGui::Checkbox((std::string(app.tr("heatmap.stretch_weights")) + "###stretch_weights").c_str(),
+                      &app.view.stretch_weights))
+    app.keep_drawing = true;
+  app.widgets.add_last_item("heatmap.stretch_weights");
+}
+
 // The one heatmap the learner enlarged, filling the panel, with the way back.
 void draw_enlarged(AppState& app, HeatmapSpec spec) {
   const float font = ImGui::GetFontSize();
@@ -301,6 +312,9 @@ void draw_heatmaps(AppState& app) {
   draw_not_kept(app, shown, "heatmaps");
   // The next traces come with this step's stages reduced for their heatmaps (TextureCache::screen).
   app.model.set_peak_stages(shown);
+  // Not over an enlarged heatmap, which keeps the whole panel (it follows the choice made here).
+  const bool shows_weights = shown[static_cast<size_t>(Stage::Weights)] || shown[static_cast<size_t>(Stage::Dropped)];
+  if (shows_weights && app.view.enlarged.empty()) draw_weights_scale(app);
   HeatmapBuilder build(app, trace);
   const Session& session = app.model.session();
   const float font = ImGui::GetFontSize();

@@ -82,6 +82,9 @@ struct ViewState {
   float zoom = 1.0f;
   float center_row = 0.0f, center_col = 0.0f;
 
+  // The weights' heatmaps coloured from 0 to the largest weight shown instead of 0 to 1.
+  bool stretch_weights = false;
+
   bool playing = false;      // the stepper advances on its own
   double next_play_time = 0; // glfwGetTime() of the next automatic step
 
