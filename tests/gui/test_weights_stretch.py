@@ -39,9 +39,8 @@ def scale_is(state, high):
     return rects and all(abs(r["high"] - high) < 1e-5 for r in rects)
 
 
-def set_stretch(app, on):
-    """Clicks the checkbox (again if a click was lost) until every weights heatmap has the asked scale."""
-    want_high = largest if on else 1.0
+def set_stretch(app, want_high):
+    """Clicks the checkbox (again if a click was lost) until every weights heatmap's scale ends at want_high."""
     for _ in range(3):
         if scale_is(app.settled(), want_high):  # a click that took effect late: not clicked again
             return
@@ -52,7 +51,7 @@ def set_stretch(app, on):
             if state and scale_is(state, want_high):
                 return
             time.sleep(0.05)
-    failures.check(False, f"ticking the checkbox {'on' if on else 'off'} moves the weights' scale to {want_high:.4g}")
+    failures.check(False, f"clicking the checkbox moves the weights' scale to [0, {want_high:.4g}]")
 
 
 app = wu.Wiring(binary, SESSION, out, "weights-stretch", failures, ["--stage", "weights"])
@@ -64,7 +63,7 @@ try:
     heads_and_mean = ["weights.h0", "weights.h1", "weights.avg"]
     check_weights(app, "0 to 1", heads_and_mean, weights, (0.0, 1.0))
 
-    set_stretch(app, True)
+    set_stretch(app, largest)
     check_weights(app, "stretched", heads_and_mean, weights, (0.0, largest))
     app.click_widget("enlarge.weights.h1")
     app.wait_for(lambda s: "zoom.back" in s["widgets"] and "heatmap.weights.h0" not in s["widgets"], "head 1 enlarged")
@@ -75,7 +74,7 @@ try:
     check_weights(app, "stretched, output step", ["weights.avg"], weights, (0.0, largest))
 
     app.go_to_step("weights")
-    set_stretch(app, False)
+    set_stretch(app, 1.0)
     check_weights(app, "0 to 1 again", heads_and_mean, weights, (0.0, 1.0))
 finally:
     app.kill()
