@@ -433,7 +433,8 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         const double leak = trace->checks.masked_weight_max;
         params.push_back({"leak", lab_number(leak)});
         params.push_back({"share", lab_number(trace->checks.masked_share_max)});
-        add(base + (leak < 1e-3 ? ".weight_small" : ".weight_leak"));
+        // A finite fill far enough below the scores underflows: exactly 0, as −∞ gives.
+        add(base + (leak == 0.0 ? ".weight_zero" : leak < 1e-3 ? ".weight_small" : ".weight_leak"));
       }
       if (trace && trace->any_fully_masked())
         add(base + (std::isinf(c.mask_fill) && c.mask_fill < 0 ? ".fully_masked_nan" : ".fully_masked_uniform"));

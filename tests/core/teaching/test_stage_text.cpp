@@ -1,10 +1,10 @@
 // Every step's text, rendered for every preset and for edited sessions in both
 // languages, against numbers computed here by explicit loops from the trace's
 // earlier stages: a sentence that depends on the session may only say what the
-// session does ("≈ 0" only when the largest masked weight is below 1e-3, the
-// scale the session uses, cross attention's X_kv, direct mode's missing W's,
-// b_O only with bias, α′ and no "average" with dropout). Also: every key in both
-// languages, the timeline labels and the presets' Chinese descriptions.
+// session does ("exactly 0" when every masked weight underflowed, "≈ 0" only when the
+// largest masked weight is below 1e-3, the scale the session uses, cross attention's
+// X_kv, direct mode's missing W's, b_O only with bias, α′ and no "average" with dropout).
+// Also: every key in both languages, the timeline labels and the presets' Chinese descriptions.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -46,6 +46,24 @@ double masked_weight_by_loop(const Trace& t) {
         for (Index j = 0; j < d.len_kv; ++j)
           if (t.mask->at({b, i, j}) == 0.0f) largest = std::max(largest, std::exp(row[size_t(j)] - top) / sum);
       }
+  return largest;
+}
+
+// The largest weight on a masked cell (rows not fully masked) as the weights stage holds it.
+float masked_weight_in_stage(const Trace& t) {
+  if (!t.mask) return 0;
+  const Dims& d = t.dims;
+  const Tensor& weights = t.stage(Stage::Weights);  // (B, h, Lq, Lk)
+  float largest = 0;
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index i = 0; i < d.len_q; ++i) {
+      bool any_kept = false;
+      for (Index j = 0; j < d.len_kv; ++j) any_kept = any_kept || t.mask->at({b, i, j}) != 0.0f;
+      if (!any_kept) continue;
+      for (Index h = 0; h < d.heads; ++h)
+        for (Index j = 0; j < d.len_kv; ++j)
+          if (t.mask->at({b, i, j}) == 0.0f) largest = std::max(largest, weights.at({b, h, i, j}));
+    }
   return largest;
 }
 
@@ -112,6 +130,8 @@ std::vector<Case> cases() {
   out.push_back({"fill -1e-20", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e-20; })});
   out.push_back({"fill 0", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = 0; })});
   out.push_back({"fill -1e9", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e9; })});
+  // exp(−10 − max) stays above float32's smallest number: a masked weight small but not 0.
+  out.push_back({"fill -10", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -10; })});
   out.push_back({"scale none", edited("default", [](Session& s) { s.config.scale = {ScaleMode::None, 1.0}; })});
   out.push_back({"scale custom", edited("default", [](Session& s) { s.config.scale = {ScaleMode::Custom, 0.5}; })});
   out.push_back({"dropout on", edited("default", [](Session& s) { s.config.dropout = {0.3, true, 7}; })});
@@ -229,13 +249,19 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
                 doctest::Approx(raw * t.scale * t.scale).epsilon(2e-3));
       }
 
-      // Mask: "≈ 0" only when the largest masked weight is below 1e-3; a leak is quoted.
+      // Mask: "exactly 0" when every masked weight of the stage is 0 (−∞, or a finite fill whose
+      // exp underflows in float32), "≈ 0" when the largest is below 1e-3; a leak is quoted.
       const bool says_nearly_zero = contains(masked.explain, "≈ 0");
+      const bool says_underflow = contains(masked.explain, chinese ? "下溢，恰好是 0" : "underflows to exactly 0");
       if (!has_mask) {
         CHECK_FALSE(says_nearly_zero);
       } else if (fill_is_minus_inf) {
         CHECK(leak == 0.0);
+      } else if (masked_weight_in_stage(t) == 0.0f) {
+        CHECK(says_underflow);
+        CHECK_FALSE(says_nearly_zero);
       } else {
+        CHECK_FALSE(says_underflow);
         CHECK(says_nearly_zero == (leak < 1e-3));
         if (leak >= 1e-3) CHECK(contains(masked.explain, lab_number(leak)));
       }
@@ -555,6 +581,8 @@ TEST_CASE("today's attention: the x_pos, RoPE and ALiBi steps exist only when on
     const StepText m = text("mistral-window", Step::Masked);
     CHECK(contains(m.formula, "w = 3: i − 3 < j ≤ i"));
     CHECK(contains(m.explain, "O(L·w)"));
+    // O(L·w) is the scores of a whole pass; a decoder's rolling cache stays w keys long.
+    CHECK(contains(m.explain, chinese ? "滚动缓存，文本再长大小也不变" : "a rolling cache, the same size however long the text"));
     const StepText g = text("longformer-global", Step::Masked);
     CHECK(contains(g.formula, "w = 2: |i − j| < 2"));
     CHECK(contains(g.explain, chinese ? "位置 0 上是全局词元" : "A global token at position 0:"));
