@@ -9,13 +9,14 @@ scale none / custom 0.25, mask fill "0" from the list and -1.5 typed, dropout p,
 training, seed, then direct mode.
 Run 2 (sizes): cross attention, Lk +, Lq +, batch + (and the heatmaps' batch
 selector on item 1), d_model + twice (5 does not divide 2 heads: an error; 6 does),
-token labels typed for a query and a key, read back from the hover tooltip."""
+token labels typed for a query and a key, Lq and d_model typed as 12 (through 1: the
+tokens and inputs must survive), read back from the hover tooltip."""
 import os
 import re
 import sys
 
 import wiring_util as wu
-from gui_test_util import Failures, output_dir
+from gui_test_util import Failures, ctrl_click, hold_keys, output_dir, type_text
 
 np = wu.np
 binary = sys.argv[1]
@@ -182,6 +183,38 @@ try:
     saved = app.save()
     failures.check(saved["tokens"][0] == "cat" and saved["tokens_kv"][1] == "mat",
                    f"[tokens] saved tokens {saved['tokens']}, tokens_kv {saved['tokens_kv']}")
+
+    # Typing a two-digit size passes through its first digit (Lq 1, d_model 1): each keystroke must
+    # resize the session the field started from, or the tokens and inputs past the first are lost.
+    def type_digits(name, digits):
+        state = app.wait_for(lambda s: name in s["widgets"], f"{name} on screen")
+        rect = state["widgets"][name]
+        ctrl_click(app.window, int(rect["x"] + 12), int(rect["y"] + rect["h"] / 2))
+        app.wait_for(lambda s: s["text_input"] == "yes", f"Ctrl+click on {name} starts typing")
+        hold_keys("ctrl", "a")
+        for digit in digits:  # one keystroke a frame, each an edit the learner sees
+            app.edit(lambda: type_text(digit), f"typing {digit} into {name}")
+        hold_keys("Return")
+        app.wait_for(lambda s: s["text_input"] == "no", f"Enter ends typing into {name}")
+
+    before = saved
+    x_before = np.array(before["x_q"])
+    type_digits("config.len_q", "12")
+    saved = app.save()
+    x_q = np.array(saved["x_q"])
+    failures.check(x_q.shape == (2, 12, 6) and saved["tokens"][:4] == before["tokens"]
+                   and np.array_equal(x_q[:, :4], x_before),
+                   f"[Lq typed 12] x_q {x_q.shape}, tokens {saved['tokens']} (were {before['tokens']}); "
+                   f"rows 0-3 kept: {x_q.shape[1] >= 4 and np.array_equal(x_q[:, :4], x_before)}")
+    before = saved
+    type_digits("config.d_model", "12")
+    saved = app.save()
+    x_q, w_q = np.array(saved["x_q"]), np.array(saved["weights"]["w_q"])
+    failures.check(x_q.shape == (2, 12, 12) and np.array_equal(x_q[:, :, :6], np.array(before["x_q"]))
+                   and np.array_equal(w_q[:6, :6], np.array(before["weights"]["w_q"])),
+                   f"[d_model typed 12] x_q {x_q.shape}, w_q {w_q.shape}: the first 6 columns kept")
+    check_stage(app, "Lq and d_model typed 12", saved, "weights", batch=1)
+
     # The tooltip over weights.h1 (0, 1) names both tokens and gives the value.
     expected = wu.session_stages(saved)["weights"][1, 1, 0, 1]
     state = app.settled()

@@ -19,12 +19,23 @@ namespace al::gui {
 
 namespace {
 
-// An integer field; returns true with the new value when the learner changed it.
-bool int_field(AppState& app, const char* label_key, const char* id, Index current, Index* out) {
+// An integer field; returns true with the new value when the learner changed it, and in
+// `from` the session to apply it to. While the field is active that is the session it showed
+// when typing began, not the last keystroke's: typing "12" passes through 1, and resizing
+// keystroke by keystroke cut the tokens to one and grew random rows in their place.
+bool int_field(AppState& app, const char* label_key, const char* id, Index current, Index* out,
+               const Session& session, const Session** from) {
   int value = static_cast<int>(current);
   const float width = 7.0f * ImGui::GetFontSize();
   ImGui::SetNextItemWidth(width);
   const bool changed = ImGui::InputInt((std::string(app.tr(label_key)) + "###" + id).c_str(), &value);
+  std::optional<FieldBase>& base = app.view.field_base;
+  if (ImGui::IsItemActive()) {  // its text, or a +/- button held down
+    if (!base || base->field != id) base = FieldBase{id, session};
+  } else if (base && base->field == id) {
+    base.reset();
+  }
+  *from = base && base->field == id ? &base->session : &session;
   app.widgets.add_last_item(std::string("config.") + id);
   // The "+" button is the last square of the field (tests click it).
   const ImVec2 min = ImGui::GetItemRectMin();
@@ -136,8 +147,9 @@ void draw_modern_options(AppState& app, const Session& s) {
   if (c.mask.window > 0) {
     ImGui::SameLine();
     Index value = 0;
-    if (int_field(app, "config.window.size", "window", c.mask.window, &value) && value >= 1)
-      app.edit(with_window(s, value), "edit.window", "config.window", "config.window");
+    const Session* from = &s;
+    if (int_field(app, "config.window.size", "window", c.mask.window, &value, s, &from) && value >= 1)
+      app.edit(with_window(*from, value), "edit.window", "config.window", "config.window");
   }
   show_error_if_from(app, "config.window");
 
@@ -196,28 +208,34 @@ void draw_config_panel(AppState& app) {
   show_error_if_from(app, "config.attention");
 
   ImGui::Separator();
-  // Sizes: one undo step per field while typing or clicking +/-.
+  // Sizes: one undo step per field while typing or clicking +/-, each applied to the session
+  // the field started from (int_field).
   Index value = 0;
-  if (int_field(app, "config.batch", "batch", s.batch(), &value) && value >= 1)
-    app.edit(with_sizes(s, value, s.len_q(), s.len_kv(), c.d_model), "edit.batch", "config.batch", "config.batch");
+  const Session* from = &s;
+  if (int_field(app, "config.batch", "batch", s.batch(), &value, s, &from) && value >= 1)
+    app.edit(with_sizes(*from, value, from->len_q(), from->len_kv(), from->config.d_model), "edit.batch",
+             "config.batch", "config.batch");
   show_error_if_from(app, "config.batch");
-  if (int_field(app, "config.len_q", "len_q", s.len_q(), &value) && value >= 1) {
-    const Index len_kv = c.attention == AttentionKind::Self ? value : s.len_kv();
-    app.edit(with_sizes(s, s.batch(), value, len_kv, c.d_model), "edit.len_q", "config.len_q", "config.len_q");
+  if (int_field(app, "config.len_q", "len_q", s.len_q(), &value, s, &from) && value >= 1) {
+    const Index len_kv = from->config.attention == AttentionKind::Self ? value : from->len_kv();
+    app.edit(with_sizes(*from, from->batch(), value, len_kv, from->config.d_model), "edit.len_q", "config.len_q",
+             "config.len_q");
   }
   show_error_if_from(app, "config.len_q");
   if (c.attention == AttentionKind::Cross) {
-    if (int_field(app, "config.len_kv", "len_kv", s.len_kv(), &value) && value >= 1)
-      app.edit(with_sizes(s, s.batch(), s.len_q(), value, c.d_model), "edit.len_kv", "config.len_kv", "config.len_kv");
+    if (int_field(app, "config.len_kv", "len_kv", s.len_kv(), &value, s, &from) && value >= 1)
+      app.edit(with_sizes(*from, from->batch(), from->len_q(), value, from->config.d_model), "edit.len_kv",
+               "config.len_kv", "config.len_kv");
     show_error_if_from(app, "config.len_kv");
   }
-  if (int_field(app, "config.d_model", "d_model", c.d_model, &value) && value >= 1)
-    app.edit(with_sizes(s, s.batch(), s.len_q(), s.len_kv(), value), "edit.d_model", "config.d_model", "config.d_model");
+  if (int_field(app, "config.d_model", "d_model", c.d_model, &value, s, &from) && value >= 1)
+    app.edit(with_sizes(*from, from->batch(), from->len_q(), from->len_kv(), value), "edit.d_model",
+             "config.d_model", "config.d_model");
   show_error_if_from(app, "config.d_model");
   // num_heads may not divide d_model: the model reports it, we show it here. K/V
   // heads that no longer divide it fall back to one per query head.
-  if (int_field(app, "config.heads", "heads", c.num_heads, &value))
-    app.edit(with_heads(s, value, c.num_kv_heads), "edit.heads", "config.heads", "config.heads");
+  if (int_field(app, "config.heads", "heads", c.num_heads, &value, s, &from))
+    app.edit(with_heads(*from, value, from->config.num_kv_heads), "edit.heads", "config.heads", "config.heads");
   show_error_if_from(app, "config.heads");
   draw_modern_options(app, s);
 

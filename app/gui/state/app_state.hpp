@@ -68,6 +68,12 @@ struct CellRef {
   }
 };
 
+// A size field being typed into, and the session it showed when typing began.
+struct FieldBase {
+  std::string field;
+  Session session;
+};
+
 struct ViewState {
   Step step = Step::X;
   Index batch = 0;           // batch item shown in every view
@@ -118,6 +124,7 @@ struct ViewState {
   MaskTool mask_tool = MaskTool::Paint;  // what a click on the mask grid does
 
   bool global_tokens_unparsed = false;  // Settings: the typed global tokens were not whole numbers
+  std::optional<FieldBase> field_base;  // Settings: each keystroke of a size applies to this session
 };
 
 // The worker reduces the big stages the heatmaps show for their textures with the trace
