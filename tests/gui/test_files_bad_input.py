@@ -1,6 +1,7 @@
 """Bad files never stop the app:
 1. A session whose heads do not divide d_model opens as it is, with the error
-   shown and the file's values kept (the session written on exit has them).
+   shown and the file's values kept (the session written on exit has them); a
+   screenshot of it shows the error and exits 1.
 2. A file that is not JSON opens the default example, with the reason shown; --save-on-exit
    naming that file is refused (it would write the default example over it).
 3. Shaders missing from the asset folder (ATTENTION_LAB_ASSET_DIR): the built-in
@@ -46,6 +47,13 @@ failures.check(facts.get("error") == "heads_do_not_divide", f"the heads error is
 failures.check(facts.get("document") == bad_heads, "the file is the document (saving goes back to it)")
 failures.check(json.load(open(kept))["config"]["num_heads"] == heads, "the file's head count is kept, editable")
 failures.check(x_matrix(kept) == x_matrix(base), "and its values")
+# A screenshot of it shows the error, but exits 1: a script must not take the picture for a trace.
+shot = os.path.join(root, "bad-heads.png")
+result = subprocess.run([binary, "screenshot", bad_heads, "--stage", "weights", "--out", shot, "--size", "1400x900"],
+                        capture_output=True, text=True, timeout=60, env=env)
+failures.check(result.returncode == 1 and "cannot be split" in result.stderr and os.path.getsize(shot) > 0,
+               f"screenshot of the unfit session: exit 1, the reason on stderr, the picture written: "
+               f"{result.returncode} {result.stderr!r}")
 
 # 2. Not JSON at all.
 broken = os.path.join(root, "broken.json")

@@ -455,6 +455,7 @@ int main(int argc, char** argv) {
   StartDocument start = load_start_document(source);
   if (start.problem) std::fprintf(stderr, "attention-lab: %s\n", start.problem->message.c_str());
   if (start.problem && start.path.empty() && options.screenshot) return 1;  // a picture of the wrong session helps no one
+  const bool start_failed = start.problem.has_value();
   std::error_code same_error;
   if (start.problem && start.path.empty() && !options.save_on_exit.empty() &&
       std::filesystem::equivalent(source, options.save_on_exit, same_error)) {
@@ -493,7 +494,9 @@ int main(int argc, char** argv) {
   // window from showing for long: then it opens at once and the trace follows, as after File > Open.
   if (!opens_before_first_trace(*app)) app->model.wait_idle();
   app->model.poll();
-  return run(*app);
+  const int exit_code = run(*app);
+  // The pictures of a session that did not load show its problem; a script must still learn of it.
+  return options.screenshot && start_failed && exit_code == 0 ? 1 : exit_code;
 }
 
 }  // namespace al::gui
