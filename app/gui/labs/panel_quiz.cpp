@@ -245,15 +245,15 @@ bool quiz_covers(const AppState& app, const std::string& name, Index row, Index 
          std::find(quiz.covered_heatmaps.begin(), quiz.covered_heatmaps.end(), name) != quiz.covered_heatmaps.end();
 }
 
-void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, ImVec2 grid_max, float cell) {
+void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, ImVec2 grid_max, ImVec2 cell) {
   const QuizState& quiz = app.labs.quiz;
   if (!quiz_covers(app, name, quiz.covered_row, quiz.covered_col)) return;
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const bool whole = quiz.covered_row < 0;
   const ImVec2 min = whole ? grid_min
-                           : ImVec2(grid_min.x + static_cast<float>(quiz.covered_col) * cell,
-                                    grid_min.y + static_cast<float>(quiz.covered_row) * cell);
-  const ImVec2 max = whole ? grid_max : ImVec2(min.x + cell, min.y + cell);
+                           : ImVec2(grid_min.x + static_cast<float>(quiz.covered_col) * cell.x,
+                                    grid_min.y + static_cast<float>(quiz.covered_row) * cell.y);
+  const ImVec2 max = whole ? grid_max : ImVec2(min.x + cell.x, min.y + cell.y);
   draw_list->AddRectFilled(min, max, kQuizCoverColour);
   draw_list->AddRect(min, max, kRawColour, 0.0f, 0, std::max(1.0f, 0.1f * ImGui::GetFontSize()));
   const ImVec2 mark = ImGui::CalcTextSize("?");

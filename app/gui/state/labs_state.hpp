@@ -117,7 +117,7 @@ void draw_rope_lab(AppState& app);        // panel_lab_rope.cpp
 // is covered, and the cover itself (an opaque "?" box over the cell, or over the
 // whole grid from `grid_min` to `grid_max`, square cells of side `cell`).
 bool quiz_covers(const AppState& app, const std::string& name, Index row, Index col);
-void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, ImVec2 grid_max, float cell);
+void draw_quiz_cover(AppState& app, const std::string& name, ImVec2 grid_min, ImVec2 grid_max, ImVec2 cell);
 
 // Shared by these labs (labs_common.cpp); numbers are written by core's lab_number().
 // Opens the window `id` (its --open name) at the first frame if asked to; begin_lab_window calls it,

@@ -136,9 +136,9 @@ void draw_heatmap_rows(AppState& app, std::vector<HeatmapRow> rows, float region
       const float box = std::max(floor_height, rows[r].max_height * factor);
       const float map_width = heatmap_width(width, per_line[r]);
       for (size_t i = 0; i < measured[r].count(); ++i) {
-        const float cell = measured[r].sizers[i].geometry(map_width, box).cell;
+        const HeatmapSizer::Geometry g = measured[r].sizers[i].geometry(map_width, box);
         const MatrixView& values = rows[r].specs[i].values;
-        area += cell * cell * static_cast<float>(values.rows * values.cols);
+        area += g.cell * g.cell_width * static_cast<float>(values.rows * values.cols);
       }
     }
     return area;

@@ -37,6 +37,7 @@ float below_grid(const HeatmapSpec& spec) {
 }
 
 constexpr float kColLabelHeight = 1.15f;  // font units
+constexpr float kColourBarWidth = 7.0f;   // font units: at least its two numbers
 
 bool zeroed_by_dropout(const HeatmapSpec& spec, Index r, Index c) {
   return spec.before_dropout.valid() && spec.values.at(r, c) == 0.0f && spec.before_dropout.at(r, c) != 0.0f;
@@ -44,8 +45,9 @@ bool zeroed_by_dropout(const HeatmapSpec& spec, Index r, Index c) {
 
 // A cross over every cell dropout zeroed, once cells are big enough to hold one.
 void draw_dropout_marks(AppState& app, const HeatmapSpec& spec, ImDrawList* draw_list, ImVec2 grid_min,
-                        float cell) {
+                        ImVec2 cell_size) {
   const MatrixView& m = spec.values;
+  const float cell = std::min(cell_size.x, cell_size.y);
   if (!spec.before_dropout.valid() || cell < 6.0f || m.rows * m.cols > 256 * 256) return;
   const ImU32 colour = IM_COL32(255, 90, 60, 255);
   const float inset = 0.2f * cell, thickness = std::max(1.5f, 0.06f * cell);
@@ -53,8 +55,8 @@ void draw_dropout_marks(AppState& app, const HeatmapSpec& spec, ImDrawList* draw
   for (Index r = 0; r < m.rows; ++r)
     for (Index c = 0; c < m.cols; ++c) {
       if (!zeroed_by_dropout(spec, r, c)) continue;
-      const ImVec2 a(grid_min.x + c * cell + inset, grid_min.y + r * cell + inset);
-      const ImVec2 b(grid_min.x + (c + 1) * cell - inset, grid_min.y + (r + 1) * cell - inset);
+      const ImVec2 a(grid_min.x + c * cell_size.x + inset, grid_min.y + r * cell_size.y + inset);
+      const ImVec2 b(grid_min.x + (c + 1) * cell_size.x - inset, grid_min.y + (r + 1) * cell_size.y - inset);
       draw_list->AddLine(a, b, colour, thickness);
       draw_list->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), colour, thickness);
       ++marked;
@@ -152,12 +154,12 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   }
 
   const HeatmapSizer::Geometry geometry = HeatmapSizer(spec, m, row0, col0).geometry(spec.width, spec.max_height);
-  const float cell = geometry.cell, row_label_width = geometry.row_label_width;
+  const float cell = geometry.cell, cell_width = geometry.cell_width, row_label_width = geometry.row_label_width;
   const float col_label_height = geometry.col_label_height;
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 grid_min(origin.x + row_label_width, origin.y + col_label_height);
-  const ImVec2 grid_size(cell * m.cols, cell * m.rows);
+  const ImVec2 grid_size(cell_width * m.cols, cell * m.rows);
   const ImVec2 grid_max(grid_min.x + grid_size.x, grid_min.y + grid_size.y);
   ImGui::SetCursorScreenPos(grid_min);
   ImGui::InvisibleButton("grid", ImVec2(std::max(grid_size.x, 1.0f), std::max(grid_size.y, 1.0f)));
@@ -206,10 +208,10 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   for (Index c = 0; col_label_height > 0 && c < m.cols; ++c) {
     const std::string label = axis_label(spec.col_labels, col0 + c);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-    draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x, origin.y),
+    draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell_width - 0.5f * size.x, origin.y),
                        text_colour, label.c_str());
   }
-  const bool numbers_fit = cell >= ImGui::CalcTextSize("-0.00").x + 0.3f * font && cell >= 1.2f * font;
+  const bool numbers_fit = cell_width >= ImGui::CalcTextSize("-0.00").x + 0.3f * font && cell >= 1.2f * font;
   // A mask's 1/0 reads from its colours; numbers would only clutter it.
   if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
     for (Index r = 0; r < m.rows; ++r)
@@ -224,14 +226,14 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                              !(spec.style.colormap == Colormap::Sequential && v > kLeakVisible);
         const ImU32 colour = !hatched && dark_background(spec.style, v) ? IM_COL32(255, 255, 255, 255)
                                                                         : IM_COL32(0, 0, 0, 255);
-        draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell - 0.5f * size.x,
+        draw_list->AddText(ImVec2(grid_min.x + (c + 0.5f) * cell_width - 0.5f * size.x,
                                   grid_min.y + (r + 0.5f) * cell - 0.5f * size.y),
                            colour, label.c_str());
       }
   }
 
-  draw_dropout_marks(app, shown, draw_list, grid_min, cell);
-  draw_quiz_cover(app, spec.name, grid_min, grid_max, cell);
+  draw_dropout_marks(app, shown, draw_list, grid_min, ImVec2(cell_width, cell));
+  draw_quiz_cover(app, spec.name, grid_min, grid_max, ImVec2(cell_width, cell));
 
   // Hover: the value and its row/column tokens. Click: pin (click again: unpin).
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -239,7 +241,7 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
       mouse.y >= grid_min.y && mouse.y < grid_max.y) {
     interaction.has_cell = true;
     interaction.row = row0 + std::clamp<Index>(static_cast<Index>((mouse.y - grid_min.y) / cell), 0, m.rows - 1);
-    interaction.col = col0 + std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell), 0, m.cols - 1);
+    interaction.col = col0 + std::clamp<Index>(static_cast<Index>((mouse.x - grid_min.x) / cell_width), 0, m.cols - 1);
     interaction.clicked = clicked;
   }
   if (interaction.has_cell && hovered && !quiz_covers(app, spec.name, interaction.row, interaction.col)) {
@@ -277,21 +279,21 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
                            ImVec2(grid_max.x, grid_min.y + (r - row0 + 1) * cell), outline, 0.0f, 0, thickness);
     for (Index c : highlight.cols)
       if (c >= col0 && c < col0 + m.cols)
-        draw_list->AddRect(ImVec2(grid_min.x + (c - col0) * cell, grid_min.y),
-                           ImVec2(grid_min.x + (c - col0 + 1) * cell, grid_max.y), outline, 0.0f, 0, thickness);
+        draw_list->AddRect(ImVec2(grid_min.x + (c - col0) * cell_width, grid_min.y),
+                           ImVec2(grid_min.x + (c - col0 + 1) * cell_width, grid_max.y), outline, 0.0f, 0, thickness);
   }
   if (app.view.pinned && app.view.pinned->heatmap == spec.name) {
     const CellRef& p = *app.view.pinned;
     if (p.row >= row0 && p.row < row0 + m.rows && p.col >= col0 && p.col < col0 + m.cols) {
-      const ImVec2 a(grid_min.x + (p.col - col0) * cell, grid_min.y + (p.row - row0) * cell);
-      draw_list->AddRect(a, ImVec2(a.x + cell, a.y + cell), IM_COL32(255, 200, 0, 255), 0.0f, 0,
+      const ImVec2 a(grid_min.x + (p.col - col0) * cell_width, grid_min.y + (p.row - row0) * cell);
+      draw_list->AddRect(a, ImVec2(a.x + cell_width, a.y + cell), IM_COL32(255, 200, 0, 255), 0.0f, 0,
                          std::max(2.0f, 0.12f * font));
     }
   }
 
   // Colour bar below, at least wide enough for its two numbers.
   const ImVec2 bar_at(grid_min.x, grid_max.y + 0.35f * font);
-  const float bar_width = std::max(grid_size.x, 7.0f * font);
+  const float bar_width = std::max(grid_size.x, kColourBarWidth * font);
   colour_bar(app, spec, bar_at, bar_width);
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(std::max(row_label_width + bar_width, row_label_width + grid_size.x),
@@ -331,7 +333,15 @@ HeatmapSizer::Geometry HeatmapSizer::geometry(float width, float max_height) con
   // Only a box too small for anything still gets a picture one font unit long.
   g.cell = std::max(g.cell, font / static_cast<float>(std::max(rows_, cols_)));
   if (g.cell < 0.9f * font) g.row_label_width = 0.0f;
-  if (widest_col_label_ >= 0.0f && g.cell >= widest_col_label_ + 0.2f * font) g.col_label_height = kColLabelHeight * font;
+  // A tall, narrow matrix squeezed into its box (400 tokens × 8 numbers) was a hairline over its
+  // colour bar: its columns widen to the bar's width. The enlarged view, whose zoom and pan count
+  // in square cells, keeps them square.
+  g.cell_width = g.cell;
+  const float bar = kColourBarWidth * font;
+  if (!spec_.enlarged && g.cell < max_cell && g.cell * static_cast<float>(cols_) < bar)
+    g.cell_width = std::max(g.cell, std::min(bar, width - g.row_label_width) / static_cast<float>(cols_));
+  if (widest_col_label_ >= 0.0f && g.cell_width >= widest_col_label_ + 0.2f * font)
+    g.col_label_height = kColLabelHeight * font;
   return g;
 }
 

@@ -26,7 +26,8 @@ class HeatmapSizer {
   // `shown`: the part of spec.values on screen, from (first_row, first_col).
   HeatmapSizer(const HeatmapSpec& spec, const MatrixView& shown, Index first_row, Index first_col);
   struct Geometry {
-    float cell = 0;              // a cell's side, pixels
+    float cell = 0;              // a cell's height (and side, unless widened), pixels
+    float cell_width = 0;        // a cell's width: `cell`, or more for a tall, narrow matrix
     float row_label_width = 0;   // left of the grid, 0 when the tokens are not drawn
     float col_label_height = 0;  // above the grid, 0 when the keys are not drawn
   };
