@@ -73,6 +73,10 @@ double variance_of(const Tensor& t) {
   return squares / static_cast<double>(count - 1);
 }
 
+Index non_finite_count(const Tensor& t) {
+  return std::count_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
+}
+
 std::string projection_formula(const SessionFacts& f) {
   const std::string n_slice = "Qₙ = Q[:, n·d_k : (n+1)·d_k]";
   if (f.direct) return "Qₙ, Kₙ, Vₙ = Q, K, V[:, n·d_k : (n+1)·d_k]";
@@ -396,6 +400,11 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
         const bool single = std::isnan(raw);
         out.numbers = say(base + (single ? (f.scale == ScaleMode::SqrtDk ? ".numbers_single" : ".numbers_single_other")
                                          : ".numbers" + std::string(mode)));
+        // An ∞ or NaN (from an input, or an overflow) has no variance: the measure is of the others.
+        if (const Index left_out = non_finite_count(trace->stage(Stage::Scores)); left_out > 0 && !single) {
+          params.push_back({"left_out", std::to_string(left_out)});
+          out.numbers += gap + say(base + ".numbers_non_finite");
+        }
       }
       break;
     }
@@ -443,6 +452,8 @@ StepText step_text(Step step, const Session& session, const Trace* trace, const 
     case Step::Weights:
       out.formula = "α = softmax(S″)    α_ij = exp(S″_ij − m_i) / Σ_l exp(S″_il − m_i),   m_i = max_l S″_il";
       add(base + (c.positional.type == PositionalType::Alibi ? ".explain_alibi" : ".explain"));
+      // A row with a key to attend to whose sum is NaN: a NaN or an infinity reached its scores.
+      if (trace && std::isnan(trace->checks.row_sum_error_max)) add(base + ".nan_rows");
       break;
     case Step::Dropped:
       out.formula = f.dropout ? "α′ = α ⊙ m / (1 − p),   m_ij ∈ {0, 1}" : "α′ = α";

@@ -7,7 +7,9 @@
 // Also: every key in both languages, the timeline labels and the presets' Chinese descriptions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "i18n_tables.hpp"
@@ -67,6 +69,21 @@ float masked_weight_in_stage(const Trace& t) {
   return largest;
 }
 
+// Whether a row with a key to attend to has a NaN weight, by a loop over the weights stage.
+bool nan_row_with_keys(const Trace& t) {
+  const Dims& d = t.dims;
+  const Tensor& weights = t.stage(Stage::Weights);  // (B, h, Lq, Lk)
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index i = 0; i < d.len_q; ++i) {
+      bool any_kept = !t.mask;
+      for (Index j = 0; t.mask && j < d.len_kv; ++j) any_kept = any_kept || t.mask->at({b, i, j}) != 0.0f;
+      for (Index h = 0; any_kept && h < d.heads; ++h)
+        for (Index j = 0; j < d.len_kv; ++j)
+          if (std::isnan(weights.at({b, h, i, j}))) return true;
+    }
+  return false;
+}
+
 // Var of q_i·k_j over every head, batch item and cell, each dot product by a loop in double.
 double score_variance_by_loop(const Trace& t) {
   const Dims& d = t.dims;
@@ -81,11 +98,29 @@ double score_variance_by_loop(const Trace& t) {
             s += double(t.stage(t.scored_q()).at({b, h, i, p})) * t.stage(t.scored_k()).at({b, d.kv_head(h), j, p});
           scores.push_back(s);
         }
+  // The text measures the finite scores and says how many are left out (non_finite_scores).
+  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double s) { return !std::isfinite(s); }), scores.end());
   double mean = 0, squares = 0;
   for (double s : scores) mean += s;
   mean /= double(scores.size());
   for (double s : scores) squares += (s - mean) * (s - mean);
   return squares / double(scores.size() - 1);
+}
+
+// How many of q_i·k_j (each by a loop in double) are ∞ or NaN.
+Index non_finite_scores(const Trace& t) {
+  const Dims& d = t.dims;
+  Index count = 0;
+  for (Index b = 0; b < d.batch; ++b)
+    for (Index h = 0; h < d.heads; ++h)
+      for (Index i = 0; i < d.len_q; ++i)
+        for (Index j = 0; j < d.len_kv; ++j) {
+          double s = 0;
+          for (Index p = 0; p < d.d_k; ++p)
+            s += double(t.stage(t.scored_q()).at({b, h, i, p})) * t.stage(t.scored_k()).at({b, d.kv_head(h), j, p});
+          count += !std::isfinite(s);
+        }
+  return count;
 }
 
 // The number after `label` in `text` ("… have variance 6.7, …").
@@ -132,6 +167,12 @@ std::vector<Case> cases() {
   out.push_back({"fill -1e9", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -1e9; })});
   // exp(−10 − max) stays above float32's smallest number: a masked weight small but not 0.
   out.push_back({"fill -10", edited("default", [&](Session& s) { causal(s); s.config.mask_fill = -10; })});
+  // An infinity in X: the rows that meet it are NaN although they have keys to attend to.
+  out.push_back({"x holds inf", edited("default", [](Session& s) {
+                   auto x = std::make_shared<Tensor>(*s.x);
+                   x->data[1] = std::numeric_limits<float>::infinity();
+                   s.x = x;
+                 })});
   out.push_back({"scale none", edited("default", [](Session& s) { s.config.scale = {ScaleMode::None, 1.0}; })});
   out.push_back({"scale custom", edited("default", [](Session& s) { s.config.scale = {ScaleMode::Custom, 0.5}; })});
   out.push_back({"dropout on", edited("default", [](Session& s) { s.config.dropout = {0.3, true, 7}; })});
@@ -244,10 +285,16 @@ TEST_CASE("every step's text is true to its session, in English and Chinese") {
       } else if (!chinese && score_count * t.dims.d_k <= 4000000) {
         const double raw = score_variance_by_loop(t);
         CHECK(number_after(scaled.numbers, "the scores have variance ") == doctest::Approx(raw).epsilon(2e-3));
+        const Index left_out = non_finite_scores(t);
+        CHECK(contains(scaled.numbers, "∞ or NaN and left out") == (left_out > 0));
+        if (left_out > 0) CHECK(contains(scaled.numbers, std::to_string(left_out) + (left_out == 1 ? " score is" : " scores are")));
         if (config.scale.mode != ScaleMode::None)
           CHECK(number_after(scaled.numbers, "the scaled scores ") ==
                 doctest::Approx(raw * t.scale * t.scale).epsilon(2e-3));
       }
+
+      // Softmax: the note on NaN rows exactly when a row with keys to attend to is NaN.
+      CHECK(contains(texts[Step::Weights].explain, chinese ? "却是 NaN" : "are NaN (magenta)") == nan_row_with_keys(t));
 
       // Mask: "exactly 0" when every masked weight of the stage is 0 (−∞, or a finite fill whose
       // exp underflows in float32), "≈ 0" when the largest is below 1e-3; a leak is quoted.
