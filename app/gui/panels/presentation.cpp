@@ -23,6 +23,7 @@ struct Applied {
   int font_percent = 100;
   bool full_screen = false;
   int windowed[4] = {0, 0, 0, 0};  // x, y, width, height before full screen
+  std::uint64_t session_revision = 0;  // the session whose token labels the fonts were checked for
 };
 Applied g_applied;
 }  // namespace
@@ -66,10 +67,23 @@ void handle_presentation_keys(AppState& app) {
   settings.font_percent = std::clamp(percent, kMinFontPercent, kMaxFontPercent);
 }
 
+std::string token_labels(const Session& session) {
+  std::string text;
+  for (const auto* labels : {&session.tokens, &session.tokens_kv})
+    for (const std::string& label : *labels) text += label;
+  return text;
+}
+
 bool apply_presentation(AppState& app, GLFWwindow* window, float ui_scale, const std::vector<std::string>& texts) {
   const Settings& settings = app.files.settings;
   bool changed = false;
-  if (settings.font_percent != g_applied.font_percent) {
+  // Token labels in characters no UI text has (rare hanzi, kana, Hangul, έ): the atlas again, with them.
+  bool new_glyphs = false;
+  if (app.model.revision() != g_applied.session_revision) {
+    g_applied.session_revision = app.model.revision();
+    new_glyphs = app.fonts.take_session_text(token_labels(app.model.session()));
+  }
+  if (settings.font_percent != g_applied.font_percent || new_glyphs) {
     const float scale = ui_scale * static_cast<float>(settings.font_percent) / 100.0f;
     const bool uploaded = ImGui::GetIO().Fonts->TexID != nullptr;  // else the first NewFrame uploads it
     app.font_report = app.fonts.load(17.0f * scale, texts);

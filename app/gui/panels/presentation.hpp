@@ -7,6 +7,10 @@
 
 struct GLFWwindow;
 
+namespace al {
+struct Session;
+}
+
 namespace al::gui {
 
 struct AppState;
@@ -22,9 +26,12 @@ void draw_presentation_menu(AppState& app);
 // Reads the keys above into the settings (called with the other shortcuts).
 void handle_presentation_keys(AppState& app);
 
-// Before a frame: rebuilds the fonts and the style when the text size changed,
-// enters or leaves full screen when that changed. `texts` are the UI's strings
-// (the font atlas holds their glyphs). True when something changed.
+// Every token label of the session, one string: the font atlas gets their characters too.
+std::string token_labels(const Session& session);
+
+// Before a frame: rebuilds the fonts and the style when the text size changed or the session's
+// token labels use a character the atlas lacks, enters or leaves full screen when that changed.
+// `texts` are the UI's strings (the font atlas holds their glyphs). True when something changed.
 bool apply_presentation(AppState& app, GLFWwindow* window, float ui_scale, const std::vector<std::string>& texts);
 
 }  // namespace al::gui

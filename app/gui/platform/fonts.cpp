@@ -83,6 +83,7 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
     builder.AddRanges(kBaseRanges);
     builder.AddRanges(atlas.GetGlyphRangesChineseSimplifiedCommon());
     for (const auto& text : all_texts) builder.AddText(text.c_str());
+    builder.AddText(session_text_.c_str());
     // Noto CJK SC draws quotation marks full width, a wide gap around every quoted word of an
     // English sentence: they come from DejaVu Sans below, proportional in both languages.
     for (ImWchar c = kQuotesFirst; c <= kQuotesLast; ++c) builder.UsedChars[c >> 5] &= ~(1u << (c & 31));
@@ -96,13 +97,19 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
     report.cjk = true;
 
     // Noto CJK has no ᵀ nor subscript letters: take them (and nothing it has)
-    // from DejaVu Sans. Merged glyphs never replace ones already present.
+    // from DejaVu Sans, with what a token label uses that it lacks (accented Greek: έ).
+    // Merged glyphs never replace ones already present.
     if (auto dejavu = find_font("DejaVu Sans")) {
       static const ImWchar kSymbolRanges[] = {0x1D00, 0x1DBF, kQuotesFirst, kQuotesLast, 0x2070, 0x209F, 0x2C7C, 0x2C7C, 0};
+      ImFontGlyphRangesBuilder merged;
+      merged.AddRanges(kSymbolRanges);
+      merged.AddText(session_text_.c_str());
+      merge_ranges_.clear();
+      merged.BuildRanges(&merge_ranges_);
       ImFontConfig merge;
       merge.MergeMode = true;
       merge.FontNo = dejavu->index;
-      atlas.AddFontFromFileTTF(dejavu->path.c_str(), pixel_size, &merge, kSymbolRanges);
+      atlas.AddFontFromFileTTF(dejavu->path.c_str(), pixel_size, &merge, merge_ranges_.Data);
     } else {
       report.messages.push_back("DejaVu Sans not found: some formula symbols may show as '?'");
     }
@@ -117,10 +124,34 @@ FontReport Fonts::load(float pixel_size, const std::vector<std::string>& texts) 
   atlas.Build();
 
   ImFont* font = atlas.Fonts[0];
+  auto drawable = [&](unsigned c) { return c < 0x20 || c == 0x3000 || font->FindGlyphNoFallback(static_cast<ImWchar>(c)); };
   for (unsigned c : code_points(all_texts))
-    if (c >= 0x20 && c != 0x3000 && !font->FindGlyphNoFallback(static_cast<ImWchar>(c)))
-      report.missing_glyphs.push_back(c);
+    if (!drawable(c)) report.missing_glyphs.push_back(c);
+  for (unsigned c : code_points({session_text_}))
+    if (!drawable(c)) report.missing_session_glyphs.push_back(c);
   return report;
+}
+
+bool Fonts::take_session_text(const std::string& text) {
+  // Before the first build every character is asked for; after it, only those the atlas lacks.
+  const ImFont* font = atlas_->Fonts.empty() ? nullptr : atlas_->Fonts[0];
+  const std::set<unsigned> asked = code_points({session_text_});
+  bool added = false;
+  const char* p = text.c_str();
+  const char* end = p + text.size();
+  while (p < end) {
+    unsigned int c = 0;
+    const char* next = p + ImTextCharFromUtf8(&c, p, end);
+    if (c == 0) break;
+    // Past 16 bits (emoji) Debian's ImGui has no glyph code: asking would only rebuild in vain.
+    if (c >= 0x20 && c <= 0xFFFF && c != IM_UNICODE_CODEPOINT_INVALID && !asked.count(c) &&
+        !(font && font->FindGlyphNoFallback(static_cast<ImWchar>(c)))) {
+      session_text_.append(p, next);
+      added = true;
+    }
+    p = next;
+  }
+  return added;
 }
 
 }  // namespace al::gui

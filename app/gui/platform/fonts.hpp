@@ -15,6 +15,7 @@ struct FontReport {
   bool cjk = false;                       // the Chinese font was found and loaded
   std::vector<std::string> messages;      // what was missing, for the status line
   std::vector<unsigned> missing_glyphs;   // code points of UI text the atlas cannot draw
+  std::vector<unsigned> missing_session_glyphs;  // of the session's token labels (emoji: no font here)
 };
 
 class Fonts {
@@ -27,13 +28,19 @@ class Fonts {
   // context, so the window's start-up runs it on another thread while the GL context opens.
   FontReport load(float pixel_size, const std::vector<std::string>& texts);
 
+  // Characters the session's own text (token labels) uses that no load asked for yet, kept for
+  // the next load: true when there are some, and the atlas should be built again with them.
+  bool take_session_text(const std::string& text);
+
   // The atlas ImGui's context shares (ImGui::CreateContext(atlas())): it must outlive the context.
   ImFontAtlas* atlas() { return atlas_.get(); }
 
  private:
   std::unique_ptr<ImFontAtlas> atlas_;
   // The atlas keeps pointers to the glyph ranges until it is destroyed.
-  ImVector<ImWchar> ranges_;
+  ImVector<ImWchar> ranges_, merge_ranges_;
+  std::string session_text_;  // every character a session's tokens asked for, once each
+
 };
 
 // The formula symbols the stage explanations use (checked by the glyph test).

@@ -96,6 +96,7 @@ void record_frame_facts(AppState& app, int fb_width, int fb_height) {
   app.widgets.set_fact("revision", std::to_string(app.model.revision()));
   app.widgets.set_fact("error", app.model.error() ? error_code_name(app.model.error()->code) : "");
   app.widgets.set_fact("missing_glyphs", join_code_points(app.font_report.missing_glyphs));
+  app.widgets.set_fact("missing_token_glyphs", join_code_points(app.font_report.missing_session_glyphs));
   app.widgets.set_fact("cjk_font", app.font_report.cjk ? "yes" : "no");
   app.widgets.set_fact("text_input", ImGui::GetIO().WantTextInput ? "yes" : "no");
   app.widgets.set_fact("framebuffer", std::to_string(fb_width) + "x" + std::to_string(fb_height));
@@ -219,6 +220,7 @@ int run(AppState& app) {
   }
   std::vector<std::string> ui_texts = app.i18n.all_strings();
   ui_texts.push_back(step_text_glyphs());  // the composed formulas' and timeline labels' symbols
+  app.fonts.take_session_text(token_labels(app.model.session()));  // rare hanzi, kana, Hangul in its tokens
   std::future<FontReport> fonts_built = std::async(std::launch::async, [&app, &ui_texts, expected_scale] {
     return app.fonts.load(17.0f * expected_scale, ui_texts);
   });
