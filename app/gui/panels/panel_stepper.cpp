@@ -78,15 +78,21 @@ void draw_stepper(AppState& app) {
   ImGui::SameLine(0.0f, 2.0f * ImGui::GetFontSize());
   draw_gradient_toggle(app);
 
-  // The timeline strip: every step, the current one highlighted.
+  // The timeline strip: every step, the current one highlighted. Where the panel is too narrow
+  // for it (12 steps at 1024 pixels) it goes on over another line, the arrow first.
+  const float gap = 0.25f * ImGui::GetFontSize();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (int i = 0; i < count; ++i) {
     const Step step = steps[static_cast<size_t>(i)];
-    const std::string timeline = step_timeline(step, app.model.session(), app.i18n.lookup()) + "###timeline";
+    const std::string label = step_timeline(step, app.model.session(), app.i18n.lookup());
     if (i > 0) {
-      ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
+      const float needed = 2.0f * gap + ImGui::CalcTextSize("→").x + ImGui::CalcTextSize(label.c_str()).x +
+                           2.0f * ImGui::GetStyle().FramePadding.x;
+      if (ImGui::GetItemRectMax().x + needed <= right) ImGui::SameLine(0.0f, gap);
       ImGui::TextDisabled("→");
-      ImGui::SameLine(0.0f, 0.25f * ImGui::GetFontSize());
+      ImGui::SameLine(0.0f, gap);
     }
+    const std::string timeline = label + "###timeline";
     ImGui::PushID(static_cast<int>(step));
     const bool selected = i == current;
     if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
