@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  runs a causal self-attention session token by token with a KV cache and prints\n"
     "  {\"cache_bytes_per_token\", \"multi_head_bytes_per_token\", \"steps\": [{\"t\", \"positions\",\n"
     "  \"q\" (B,h,1,d_k), \"k_cache\" (B,h_kv,n,d_k), \"v_cache\", \"weights\" (B,h,1,n),\n"
+    "  [\"dropped\" (B,h,1,n): with dropout in training, the weights the output sums],\n"
     "  \"output\" (B,1,d_model)}, ...]}; with a sliding window the cache keeps the last w positions.\n";
 
 void print_json(const DecodeRun& run) {
@@ -26,8 +27,9 @@ void print_json(const DecodeRun& run) {
     out += std::string(s ? ",\n  " : "\n  ") + "{\"t\": " + std::to_string(step.t) + ", \"positions\": [";
     for (size_t i = 0; i < step.positions.size(); ++i) out += (i ? ", " : "") + std::to_string(step.positions[i]);
     out += "],\n   \"q\": " + tensor_to_json(step.q) + ",\n   \"k_cache\": " + tensor_to_json(step.k_cache) +
-           ",\n   \"v_cache\": " + tensor_to_json(step.v_cache) + ",\n   \"weights\": " + tensor_to_json(step.weights) +
-           ",\n   \"output\": " + tensor_to_json(step.output) + "}";
+           ",\n   \"v_cache\": " + tensor_to_json(step.v_cache) + ",\n   \"weights\": " + tensor_to_json(step.weights);
+    if (!step.dropped.data.empty()) out += ",\n   \"dropped\": " + tensor_to_json(step.dropped);
+    out += ",\n   \"output\": " + tensor_to_json(step.output) + "}";
     write(out);  // step by step: a long session is not held as one string
     out.clear();
   }

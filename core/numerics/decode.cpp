@@ -122,6 +122,7 @@ Result<DecodeRun> decode(const Session& session) {
         step.k_cache = Tensor({d.batch, h_kv, n, d_k});
         step.v_cache = Tensor({d.batch, h_kv, n, d_k});
         step.weights = Tensor({d.batch, h, 1, n});
+        if (plan.dropout_active) step.dropped = Tensor({d.batch, h, 1, n});
         step.output = Tensor({d.batch, 1, d.d_model});
       }
       for (Index g = 0; g < h_kv; ++g)
@@ -165,6 +166,7 @@ Result<DecodeRun> decode(const Session& session) {
                                          ? w[c] * static_cast<float>(1.0 / (1.0 - plan.dropout_p))
                                          : w[c] * 0.0f)
                                   : w[c];
+          if (plan.dropout_active) step.dropped.data[static_cast<size_t>((b * h + head) * n + c)] = kept_weight;
           context += kept_weight * ConstMatrixMap(step.v_cache.data.data() + ((b * h_kv + g) * n + c) * d_k, 1, d_k);
         }
         concat.block(0, head * d_k, 1, d_k) = context;

@@ -21,6 +21,7 @@ struct DecodeStep {
   Tensor q;                      // (B, h, 1, d_k), rotated with RoPE
   Tensor k_cache, v_cache;       // (B, h_kv, n, d_k), keys rotated with RoPE (they are cached rotated)
   Tensor weights;                // (B, h, 1, n) softmax over the cache (before dropout, as the trace's weights)
+  Tensor dropped;                // (B, h, 1, n) after dropout, what the output sums; empty without dropout
   Tensor output;                 // (B, 1, d_model)
 };
 

@@ -27,7 +27,29 @@ for s in run["steps"]:
     assert shape(s["weights"]) == [1, 2, 1, n] and shape(s["output"]) == [1, 1, 8]
     for head in s["weights"][0]:
         assert abs(sum(head[0]) - 1) < 1e-6
+    assert "dropped" not in s, "no dropout: no dropped weights"
 print("ok: decode causal-decoder --json")
+PY
+
+# With dropout in training each step also gives the weights its output sums: each 0 or w / (1 - p).
+dropout_session=$(mktemp --suffix=.json)
+trap 'rm -f "$dropout_session"' EXIT
+python3 - "$bin" "$dropout_session" "$(dirname "$0")/../../assets/presets/causal-decoder.json" <<'PY' || failures=$((failures + 1))
+import json, subprocess, sys
+binary, path, preset = sys.argv[1], sys.argv[2], sys.argv[3]
+session = json.load(open(preset))
+session["config"]["dropout"] = {"p": 0.5, "training": True, "seed": 7}
+json.dump(session, open(path, "w"))
+run = json.loads(subprocess.run([binary, "decode", path, "--json"], capture_output=True, text=True, check=True).stdout)
+zeros = kept = 0
+for s in run["steps"]:
+    for w_head, d_head in zip(s["weights"][0], s["dropped"][0]):
+        for w, d in zip(w_head[0], d_head[0]):
+            assert d == 0 or abs(d - 2 * w) <= 1e-6 * max(1, abs(w)), (s["t"], w, d)
+            zeros += d == 0
+            kept += d != 0
+assert zeros and kept, (zeros, kept)
+print(f"ok: decode with dropout: {kept} weights kept (doubled), {zeros} dropped")
 PY
 
 expect_error "needs a causal mask" decode default --json

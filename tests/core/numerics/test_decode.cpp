@@ -27,11 +27,13 @@ void check_against_trace(const al::Session& s) {
   const al::Dims& d = trace->dims;
   REQUIRE(run->steps.size() == size_t(d.len_q));
   const al::Tensor& weights = trace->stage(Stage::Weights);   // (B, h, L, L)
+  const bool dropout = s.config.dropout.training && s.config.dropout.p > 0;
+  const al::Tensor& dropped = trace->stage(Stage::Dropped);   // (B, h, L, L), the weights without dropout
   const al::Tensor& output = trace->stage(Stage::Output);     // (B, L, d_model)
   const al::Tensor& keys = trace->stage(trace->scored_k());   // (B, h_kv, L, d_k)
   for (const al::DecodeStep& step : run->steps) {
     const Index t = step.t, n = Index(step.positions.size());
-    std::vector<double> expected_weights, expected_output, expected_keys;
+    std::vector<double> expected_weights, expected_dropped, expected_output, expected_keys;
     for (Index b = 0; b < d.batch; ++b) {
       for (Index h = 0; h < d.heads; ++h) {
         const float* row = weights.data.data() + ((b * d.heads + h) * d.len_q + t) * d.len_kv;
@@ -40,6 +42,8 @@ void check_against_trace(const al::Session& s) {
           if (std::find(step.positions.begin(), step.positions.end(), j) == step.positions.end()) outside += row[j];
         CHECK_MESSAGE(outside == 0.0, "step " << t << ": weight outside the cache");
         for (Index p : step.positions) expected_weights.push_back(row[p]);
+        const float* dropped_row = dropped.data.data() + ((b * d.heads + h) * d.len_q + t) * d.len_kv;
+        for (Index p : step.positions) expected_dropped.push_back(dropped_row[p]);
       }
       for (Index c = 0; c < d.d_model; ++c) expected_output.push_back(output.data[size_t((b * d.len_q + t) * d.d_model + c)]);
       for (Index g = 0; g < d.kv_heads; ++g)
@@ -50,6 +54,9 @@ void check_against_trace(const al::Session& s) {
     CHECK(step.weights.shape == std::vector<Index>{d.batch, d.heads, 1, n});
     CHECK(step.k_cache.shape == std::vector<Index>{d.batch, d.kv_heads, n, d.d_k});
     check_close(step.weights, expected_weights, "weights at step " + std::to_string(t));
+    // With dropout the output sums the dropped weights: they are given too, as the trace's row t.
+    CHECK(step.dropped.data.empty() == !dropout);
+    if (dropout) check_close(step.dropped, expected_dropped, "dropped at step " + std::to_string(t));
     check_close(step.output, expected_output, "output at step " + std::to_string(t));
     check_close(step.k_cache, expected_keys, "k_cache at step " + std::to_string(t));
   }
