@@ -18,12 +18,18 @@ void draw_diff_window(AppState& app) {
   // Each view has its own first place, so several open at once don't cover each other.
   const ImVec2 work = ImGui::GetMainViewport()->WorkPos;
   ImGui::SetNextWindowPos(ImVec2(work.x + 30.0f * font, work.y + 3.0f * font), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(34.0f * font, 40.0f * font), ImGuiCond_FirstUseEver);
+  // Inside the screen, its resize grip too (at 1280 x 720, 40 font units ran past the bottom).
+  const ImVec2 room = ImGui::GetMainViewport()->WorkSize;
+  ImGui::SetNextWindowSize(ImVec2(std::max(20.0f * font, std::min(34.0f * font, room.x - 31.0f * font)),
+                                  std::max(12.0f * font, std::min(40.0f * font, room.y - 4.0f * font))),
+                           ImGuiCond_FirstUseEver);
   const std::string title = std::string(app.tr("teach.diff.title")) + "###diff_window";
   if (!ImGui::Begin(title.c_str(), &t.diff_open)) {
     ImGui::End();
     return;
   }
+  app.widgets.add("window.diff", ImGui::GetWindowPos(),
+                  ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x, ImGui::GetWindowPos().y + ImGui::GetWindowSize().y));
   wrapped_text(app.tr("teach.diff.explain"));
   auto trace = app.model.trace();
   if (ImGui::Button((std::string(app.tr("teach.diff.snapshot")) + "###diff_snapshot").c_str()) && trace) {
