@@ -10,15 +10,10 @@ import json
 import os
 import sys
 
-try:
-    import numpy as np
-except ImportError:
-    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
-    print("SKIP: numpy is not installed (Debian: python3-numpy)")
-    sys.exit(77)
-
+import wiring_util as wu  # numpy, on Debian's python3 (or skipped)
 from gui_test_util import DIVERGING, Failures, colormap, output_dir, screenshots
+
+np = wu.np
 
 binary = sys.argv[1]
 out = output_dir("tall-heatmap")

@@ -51,6 +51,13 @@ double masked_weight_by_loop(const Trace& t) {
   return largest;
 }
 
+// Whether query i of batch item b has a key to attend to (not fully masked).
+bool has_keys(const Trace& t, Index b, Index i) {
+  for (Index j = 0; t.mask && j < t.dims.len_kv; ++j)
+    if (t.mask->at({b, i, j}) != 0.0f) return true;
+  return !t.mask;
+}
+
 // The largest weight on a masked cell (rows not fully masked) as the weights stage holds it.
 float masked_weight_in_stage(const Trace& t) {
   if (!t.mask) return 0;
@@ -59,9 +66,7 @@ float masked_weight_in_stage(const Trace& t) {
   float largest = 0;
   for (Index b = 0; b < d.batch; ++b)
     for (Index i = 0; i < d.len_q; ++i) {
-      bool any_kept = false;
-      for (Index j = 0; j < d.len_kv; ++j) any_kept = any_kept || t.mask->at({b, i, j}) != 0.0f;
-      if (!any_kept) continue;
+      if (!has_keys(t, b, i)) continue;
       for (Index h = 0; h < d.heads; ++h)
         for (Index j = 0; j < d.len_kv; ++j)
           if (t.mask->at({b, i, j}) == 0.0f) largest = std::max(largest, weights.at({b, h, i, j}));
@@ -75,17 +80,15 @@ bool nan_row_with_keys(const Trace& t) {
   const Tensor& weights = t.stage(Stage::Weights);  // (B, h, Lq, Lk)
   for (Index b = 0; b < d.batch; ++b)
     for (Index i = 0; i < d.len_q; ++i) {
-      bool any_kept = !t.mask;
-      for (Index j = 0; t.mask && j < d.len_kv; ++j) any_kept = any_kept || t.mask->at({b, i, j}) != 0.0f;
-      for (Index h = 0; any_kept && h < d.heads; ++h)
+      for (Index h = 0; has_keys(t, b, i) && h < d.heads; ++h)
         for (Index j = 0; j < d.len_kv; ++j)
           if (std::isnan(weights.at({b, h, i, j}))) return true;
     }
   return false;
 }
 
-// Var of q_i·k_j over every head, batch item and cell, each dot product by a loop in double.
-double score_variance_by_loop(const Trace& t) {
+// q_i·k_j over every head, batch item and cell, each dot product by a loop in double.
+std::vector<double> scores_by_loop(const Trace& t) {
   const Dims& d = t.dims;
   std::vector<double> scores;
   for (Index b = 0; b < d.batch; ++b)
@@ -98,7 +101,12 @@ double score_variance_by_loop(const Trace& t) {
             s += double(t.stage(t.scored_q()).at({b, h, i, p})) * t.stage(t.scored_k()).at({b, d.kv_head(h), j, p});
           scores.push_back(s);
         }
-  // The text measures the finite scores and says how many are left out (non_finite_scores).
+  return scores;
+}
+
+// Their variance over the finite ones: the text says how many are left out (non_finite_scores).
+double score_variance_by_loop(const Trace& t) {
+  std::vector<double> scores = scores_by_loop(t);
   scores.erase(std::remove_if(scores.begin(), scores.end(), [](double s) { return !std::isfinite(s); }), scores.end());
   double mean = 0, squares = 0;
   for (double s : scores) mean += s;
@@ -107,20 +115,10 @@ double score_variance_by_loop(const Trace& t) {
   return squares / double(scores.size() - 1);
 }
 
-// How many of q_i·k_j (each by a loop in double) are ∞ or NaN.
+// How many of them are ∞ or NaN.
 Index non_finite_scores(const Trace& t) {
-  const Dims& d = t.dims;
-  Index count = 0;
-  for (Index b = 0; b < d.batch; ++b)
-    for (Index h = 0; h < d.heads; ++h)
-      for (Index i = 0; i < d.len_q; ++i)
-        for (Index j = 0; j < d.len_kv; ++j) {
-          double s = 0;
-          for (Index p = 0; p < d.d_k; ++p)
-            s += double(t.stage(t.scored_q()).at({b, h, i, p})) * t.stage(t.scored_k()).at({b, d.kv_head(h), j, p});
-          count += !std::isfinite(s);
-        }
-  return count;
+  const std::vector<double> scores = scores_by_loop(t);
+  return std::count_if(scores.begin(), scores.end(), [](double s) { return !std::isfinite(s); });
 }
 
 // The number after `label` in `text` ("… have variance 6.7, …").
