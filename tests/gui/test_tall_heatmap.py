@@ -1,11 +1,12 @@
 """A tall, narrow matrix is drawn wide enough to see (under Xvfb).
 
 60 tokens of d_model 2: with square cells X, Q, K, V and the output were a few pixels
-wide, a hairline over their colour bars. Their columns now widen to the colour bar's
-width. Checked in a screenshot: each such heatmap is at least as wide as its colour
-bar (the default font's 7 units, over 90 pixels) and more than 10 times wider than a
-square-celled grid would be; and every cell of X, read at its centre, has the colour
-of the session's own number on the diverging map over X's range."""
+wide, a hairline over their colour bars. Their columns now widen, up to half the grid's
+height: still drawn taller than wide, as they are. Checked in a screenshot: each such
+heatmap is at least 40 pixels and 10 times as wide as a square-celled grid would be,
+and still taller than wide; every cell of X, read at its centre, has the colour of the
+session's own number on the diverging map over X's range. And a matrix that is not a
+hairline keeps square cells: the 8 x 8 weights, and seed-000-usage's 100 x 64 heads."""
 import json
 import os
 import sys
@@ -43,9 +44,22 @@ for stage, names in (("q", ["input.x", "q.h0", "k.h0", "v.h0"]), ("output", ["ou
         if rect is None:
             continue
         square_width = rect["h"] / rect["rows"] * rect["cols"]
-        failures.check(rect["w"] >= 90 and rect["w"] >= 10 * square_width,
+        failures.check(40 <= rect["w"] < rect["h"] and rect["w"] >= 10 * square_width,
                        f"[{stage}] {name} ({rect['rows']}x{rect['cols']}) is {rect['w']:.0f} px wide, "
-                       f"{rect['h']:.0f} tall: at least 90 and 10 times the {square_width:.1f} of square cells")
+                       f"{rect['h']:.0f} tall: at least 40, 10 times the {square_width:.1f} of square cells, "
+                       f"and less than its height")
+
+
+def check_square(label, state, names):
+    for name in names:
+        rect = state["widgets"].get("heatmap." + name)
+        failures.check(rect is not None and abs(rect["w"] / rect["cols"] - rect["h"] / rect["rows"]) < 0.05,
+                       f"[{label}] {name} keeps square cells: {rect}")
+
+
+check_square("tall", shots["q"][1], ["input.w_q", "input.w_k"])
+check_square("seed-000-usage", screenshots(binary, "seed-000-usage", ["q"], out, "seed-000")["q"][1],
+             ["input.x", "q.h0", "k.h7", "v.h3"])
 
 # X's cells, each read at its centre (its rows are a couple of pixels tall).
 image, state = shots["q"]

@@ -38,6 +38,7 @@ float below_grid(const HeatmapSpec& spec) {
 
 constexpr float kColLabelHeight = 1.15f;  // font units
 constexpr float kColourBarWidth = 7.0f;   // font units: at least its two numbers
+constexpr float kHairline = 2.0f;         // font units: a grid narrower than this is widened
 
 bool zeroed_by_dropout(const HeatmapSpec& spec, Index r, Index c) {
   return spec.before_dropout.valid() && spec.values.at(r, c) == 0.0f && spec.before_dropout.at(r, c) != 0.0f;
@@ -334,12 +335,15 @@ HeatmapSizer::Geometry HeatmapSizer::geometry(float width, float max_height) con
   g.cell = std::max(g.cell, font / static_cast<float>(std::max(rows_, cols_)));
   if (g.cell < 0.9f * font) g.row_label_width = 0.0f;
   // A tall, narrow matrix squeezed into its box (400 tokens × 8 numbers) was a hairline over its
-  // colour bar: its columns widen to the bar's width. The enlarged view, whose zoom and pan count
-  // in square cells, keeps them square.
+  // colour bar: under two font units wide, its columns widen up to half its height, so it is still
+  // drawn taller than wide as it is, and at most to the bar's width. Any other matrix keeps square
+  // cells, as does the enlarged view, whose zoom and pan count in them.
   g.cell_width = g.cell;
-  const float bar = kColourBarWidth * font;
-  if (!spec_.enlarged && g.cell < max_cell && g.cell * static_cast<float>(cols_) < bar)
-    g.cell_width = std::max(g.cell, std::min(bar, width - g.row_label_width) / static_cast<float>(cols_));
+  const float grid_height = g.cell * static_cast<float>(rows_), square_width = g.cell * static_cast<float>(cols_);
+  if (!spec_.enlarged && rows_ > cols_ && square_width < kHairline * font) {
+    const float widened = std::min({0.5f * grid_height, kColourBarWidth * font, width - g.row_label_width});
+    g.cell_width = std::max(g.cell, widened / static_cast<float>(cols_));
+  }
   if (widest_col_label_ >= 0.0f && g.cell_width >= widest_col_label_ + 0.2f * font)
     g.col_label_height = kColLabelHeight * font;
   return g;
