@@ -40,7 +40,6 @@ class Fonts {
   // The atlas keeps pointers to the glyph ranges until it is destroyed.
   ImVector<ImWchar> ranges_, merge_ranges_;
   std::string session_text_;  // every character a session's tokens asked for, once each
-
 };
 
 // The formula symbols the stage explanations use (checked by the glyph test).
