@@ -1,5 +1,6 @@
 #include "numerics/decode.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -57,6 +58,10 @@ Tensor project_token(const detail::ProjectionSource& src, const Matrix& x_row, I
 }
 
 }  // namespace
+
+bool DecodeStep::any_fully_masked() const {
+  return std::find(fully_masked.begin(), fully_masked.end(), 1) != fully_masked.end();
+}
 
 Result<DecodeRun> decode(const Session& session) {
   auto planned = detail::make_plan(session);
@@ -124,7 +129,11 @@ Result<DecodeRun> decode(const Session& session) {
         step.weights = Tensor({d.batch, h, 1, n});
         if (plan.dropout_active) step.dropped = Tensor({d.batch, h, 1, n});
         step.output = Tensor({d.batch, 1, d.d_model});
+        step.fully_masked.assign(static_cast<size_t>(d.batch), 0);
       }
+      bool sees_a_key = false;
+      for (Index p : pos) sees_a_key = sees_a_key || detail::attends(plan, b, t, p);
+      step.fully_masked[static_cast<size_t>(b)] = sees_a_key ? 0 : 1;
       for (Index g = 0; g < h_kv; ++g)
         for (Index c = 0; c < n; ++c)
           for (Index e = 0; e < d_k; ++e) {

@@ -23,6 +23,11 @@ struct DecodeStep {
   Tensor weights;                // (B, h, 1, n) softmax over the cache (before dropout, as the trace's weights)
   Tensor dropped;                // (B, h, 1, n) after dropout, what the output sums; empty without dropout
   Tensor output;                 // (B, 1, d_model)
+  // (B) 1 where the new token may attend no cached key (padding hides them all): its weights are
+  // NaN with a fill of -inf, else uniform over the cache, where the full pass spreads them over
+  // all L keys, future ones too, so such rows do not match the full trace.
+  std::vector<unsigned char> fully_masked;
+  bool any_fully_masked() const;
 };
 
 struct DecodeRun {

@@ -28,6 +28,7 @@ for s in run["steps"]:
     for head in s["weights"][0]:
         assert abs(sum(head[0]) - 1) < 1e-6
     assert "dropped" not in s, "no dropout: no dropped weights"
+    assert "fully_masked_rows" not in s, "every token sees itself"
 print("ok: decode causal-decoder --json")
 PY
 
@@ -50,6 +51,24 @@ for s in run["steps"]:
             kept += d != 0
 assert zeros and kept, (zeros, kept)
 print(f"ok: decode with dropout: {kept} weights kept (doubled), {zeros} dropped")
+PY
+
+# Left padding (tokens 0 and 1 are padding): queries 0 and 1 see no key; those steps say so.
+python3 - "$bin" "$dropout_session" "$(dirname "$0")/../../assets/presets/causal-decoder.json" <<'PY' || failures=$((failures + 1))
+import json, math, subprocess, sys
+binary, path, preset = sys.argv[1], sys.argv[2], sys.argv[3]
+session = json.load(open(preset))
+session["config"]["mask"]["key_padding"] = [0, 0, 1, 1, 1, 1]
+json.dump(session, open(path, "w"))
+run = json.loads(subprocess.run([binary, "decode", path, "--json"], capture_output=True, text=True, check=True).stdout)
+for s in run["steps"]:
+    if s["t"] < 2:
+        assert s["fully_masked_rows"] == [[1]], s.get("fully_masked_rows")
+        assert all(w == "NaN" for head in s["weights"][0] for w in head[0]), s["weights"]
+    else:
+        assert "fully_masked_rows" not in s, s["t"]
+        assert all(abs(sum(head[0]) - 1) < 1e-6 for head in s["weights"][0]), s["weights"]
+print("ok: decode with left padding flags steps 0 and 1, whose weights are NaN")
 PY
 
 expect_error "needs a causal mask" decode default --json

@@ -12,6 +12,8 @@ toggles a key position), checked on the painter's cells and on the weights.
 Run 3 (decode window, GQA + RoPE + window, English): at every step its weights equal
 the reference's row t over the cache's positions, and it shows its own differences from the
 app's full trace (float rounding); the cache bytes per token.
+Run 3b (decode window, left padding, fill -1e9): the rows that see no key are named, weighted
+1/n over the cache (not the full trace's 1/L), and left out of the comparison.
 Run 4 (decode window on cross attention, 中文): it says why it cannot decode; and the
 largest preset is refused for its size instead of freezing the window, with no button to
 turn causal on (the session would still be too big); on a
@@ -212,6 +214,35 @@ try:
                        and 0 <= float(weight_diff) <= 1e-5 and 0 <= float(output_diff) <= 1e-5 * largest_output,
                        f"[decode t={t}] the step against the full trace: weights {weight_diff}, output {output_diff}")
         if t in (0, L3 - 1):
+            app.screen()
+        app.click(app.settled(), "labs.decode.next")
+finally:
+    app.kill()
+
+# Run 3b: left padding (item 0's tokens 0 and 1 are padding) with a fill of -1e9: rows 0 and 1 of
+# item 0 see no key. The window says so; their weights are 1/n over the cache, not the full trace's
+# 1/L over every key; and its comparison with the full trace covers item 1 only.
+padded = wu.random_session(rng, 4, 8, 2, causal=True, mask_fill=-1e9)
+padded["config"]["mask"]["key_padding"] = [[0, 0, 1, 1], [1, 1, 1, 1]]
+padded["x"].append(wu.random_matrix(rng, 4, 8))
+app = wu.Wiring(binary, padded, out, "decode-left-padding", failures, ["--open", "decode"])
+try:
+    reference = wu.session_stages(padded)["weights"][0, 0]  # item 0, head 0, (Lq, Lk)
+    for t in range(4):
+        state = app.wait_for(lambda s: s.get("labs.decode.t") == str(t), f"decode step {t}")
+        weights = np.array([float(w) for w in state["labs.decode.weights"].split(", ")])
+        blind = t < 2
+        failures.check(("labs.decode.no_key" in state["widgets"]) == blind
+                       and (state.get("labs.decode.no_key") == "labs.decode.no_key_uniform") == blind,
+                       f"[decode padded t={t}] the note on a row that sees no key: {state.get('labs.decode.no_key')}")
+        expected = np.full(t + 1, 1 / (t + 1)) if blind else reference[t, : t + 1]
+        failures.check(np.allclose(weights, expected, atol=2e-6),
+                       f"[decode padded t={t}] weights {weights}, expected {expected} (full trace's row {reference[t]})")
+        weight_diff = state.get("labs.decode.weight_diff")
+        failures.check(("labs.decode.matches_seen" if blind else "labs.decode.matches") in state["widgets"]
+                       and weight_diff is not None and 0 <= float(weight_diff) <= 1e-5,
+                       f"[decode padded t={t}] compared where the row sees a key: weights differ by {weight_diff}")
+        if t == 0:
             app.screen()
         app.click(app.settled(), "labs.decode.next")
 finally:

@@ -88,7 +88,9 @@ void heatmap(AppState& app, const std::string& name, const std::string& title, M
 }
 
 // This step against row t of the full trace: the largest differences of the weights (every batch
-// item and head, at the cached positions) and of the output row. Null when there is nothing to compare.
+// item whose row sees a key, every head, at the cached positions) and of the output row. Null when
+// there is nothing to compare. A row that sees no key is left out: with a finite fill the full pass
+// spreads its weights over future keys too, which a decoder never has.
 std::optional<std::pair<double, double>> differences_from_trace(const Trace& trace, const DecodeStep& step,
                                                                 const Dims& d) {
   if (!trace.has(Stage::Weights) || !trace.has(Stage::Output)) return std::nullopt;
@@ -99,7 +101,10 @@ std::optional<std::pair<double, double>> differences_from_trace(const Trace& tra
   const Tensor& output = trace.stage(Stage::Output);    // (B, Lq, d_model)
   const Index n = static_cast<Index>(step.positions.size());
   double weight_diff = 0, output_diff = 0;
+  bool compared = false;
   for (Index b = 0; b < d.batch; ++b) {
+    if (step.fully_masked[static_cast<size_t>(b)]) continue;
+    compared = true;
     for (Index h = 0; h < d.heads; ++h)
       for (Index j = 0; j < n; ++j) {
         const float full_weight = weights.at({b, h, step.t, step.positions[static_cast<size_t>(j)]});
@@ -111,6 +116,7 @@ std::optional<std::pair<double, double>> differences_from_trace(const Trace& tra
       output_diff = std::max(output_diff, std::abs(static_cast<double>(stepped) - output.at({b, step.t, c})));
     }
   }
+  if (!compared) return std::nullopt;
   return std::make_pair(weight_diff, output_diff);
 }
 
@@ -128,6 +134,22 @@ const std::optional<std::pair<double, double>>& cached_differences(const AppStat
     lab.compared_step = lab.step;
   }
   return lab.differences;
+}
+
+// A row that sees no key (padding hides every cached one; the shown batch item's if it is one):
+// what its weights are, and why it is not the full trace's row with a finite fill.
+void draw_blind_row(AppState& app, const DecodeStep& step, Index shown_batch, const Dims& d) {
+  Index b = shown_batch;
+  if (!step.fully_masked[static_cast<size_t>(b)])
+    b = std::find(step.fully_masked.begin(), step.fully_masked.end(), 1) - step.fully_masked.begin();
+  const double fill = app.model.trace_session().config.mask_fill;
+  const char* key = std::isinf(fill) && fill < 0 ? "labs.decode.no_key_nan" : "labs.decode.no_key_uniform";
+  wrapped_text(app.i18n.format(key, {{"t", std::to_string(step.t)},
+                                     {"b", std::to_string(b)},
+                                     {"n", std::to_string(step.positions.size())},
+                                     {"L", std::to_string(d.len_kv)}}));
+  app.widgets.add_last_item("labs.decode.no_key");
+  app.widgets.set_fact("labs.decode.no_key", key);
 }
 
 // The window's size in font units while it decodes; a refusal fits its text's height.
@@ -214,11 +236,13 @@ void draw_body(AppState& app, DecodeLabState& lab) {
   app.widgets.add_last_item("labs.decode.memory");
   app.widgets.set_fact("labs.decode.cache_total_bytes", std::to_string(run.cache_bytes_per_token * cached));
   wrapped_text_disabled(app.tr("labs.decode.why"));
+  if (step.any_fully_masked()) draw_blind_row(app, step, b, d);
   if (const auto& diffs = cached_differences(app, lab, step, d)) {
-    wrapped_text(app.i18n.format("labs.decode.matches", {{"t", std::to_string(step.t)},
+    const char* key = step.any_fully_masked() ? "labs.decode.matches_seen" : "labs.decode.matches";
+    wrapped_text(app.i18n.format(key, {{"t", std::to_string(step.t)},
                                                          {"weights", lab_number(diffs->first)},
                                                          {"output", lab_number(diffs->second)}}));
-    app.widgets.add_last_item("labs.decode.matches");
+    app.widgets.add_last_item(key);
     app.widgets.set_fact("labs.decode.weight_diff", lab_number(diffs->first));
     app.widgets.set_fact("labs.decode.output_diff", lab_number(diffs->second));
   }

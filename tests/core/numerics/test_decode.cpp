@@ -52,6 +52,7 @@ void check_against_trace(const al::Session& s) {
             expected_keys.push_back(keys.data[size_t(((b * d.kv_heads + g) * d.len_kv + p) * d.d_k + e)]);
     }
     CHECK(step.weights.shape == std::vector<Index>{d.batch, d.heads, 1, n});
+    CHECK_MESSAGE(!step.any_fully_masked(), "step " << t << ": every row sees a key");
     CHECK(step.k_cache.shape == std::vector<Index>{d.batch, d.kv_heads, n, d.d_k});
     check_close(step.weights, expected_weights, "weights at step " + std::to_string(t));
     // With dropout the output sums the dropped weights: they are given too, as the trace's row t.
@@ -117,6 +118,55 @@ TEST_CASE("with a sliding window the cache rolls: it keeps the last w positions 
     check_against_trace(s);
     CHECK(al::decode(s)->steps[6].positions.size() == 7);
     CHECK(al::decode(s)->steps[9].positions == std::vector<Index>{6, 7, 8, 9});
+  }
+}
+
+// The first t + 1 tokens of s (B = 1): what a decoder has seen at step t.
+al::Session prefix(const al::Session& s, Index length) {
+  al::Session p = s;
+  const Index d = s.config.d_model;
+  const auto& x = s.x->data;
+  const auto& padding = s.config.mask.key_padding->data;
+  p.x = tensor({1, length, d}, std::vector<float>(x.begin(), x.begin() + length * d));
+  p.config.mask.key_padding = tensor({1, length}, std::vector<float>(padding.begin(), padding.begin() + length));
+  return p;
+}
+
+TEST_CASE("left padding: a token that sees no key is flagged, and decodes as the full pass over its prefix") {
+  // Batched generation pads on the left: tokens 0 and 1 are padding, so queries 0 and 1 see no key.
+  al::Session s = random_projection_session(1, 5, 8, 2, 71);
+  s.config.mask.causal = true;
+  s.config.mask.key_padding = tensor({1, 5}, {0, 0, 1, 1, 1});
+  for (const double fill : {-std::numeric_limits<double>::infinity(), -1e9}) {
+    CAPTURE(fill);
+    s.config.mask_fill = fill;
+    auto run = al::decode(s);
+    REQUIRE(run.ok());
+    auto full = compute_ok(s);
+    const al::Dims& d = full->dims;
+    for (const al::DecodeStep& step : run->steps) {
+      const Index t = step.t, n = t + 1;
+      CAPTURE(t);
+      CHECK(step.fully_masked == std::vector<unsigned char>{static_cast<unsigned char>(t < 2)});
+      CHECK(step.fully_masked[0] == full->fully_masked_rows[size_t(t)]);
+      for (Index h = 0; h < d.heads; ++h)
+        for (Index c = 0; c < n; ++c) {
+          const float w = step.weights.data[size_t(h * n + c)];
+          const float whole = full->stage(Stage::Weights).data[size_t((h * d.len_q + t) * d.len_kv + c)];
+          if (t >= 2) CHECK(w == doctest::Approx(whole).epsilon(1e-5));      // a row with keys: the full pass
+          else if (std::isinf(fill)) CHECK(std::isnan(w));                    // softmax of all -inf
+          else CHECK(w == doctest::Approx(1.0 / double(n)).epsilon(1e-6));   // uniform over the cache ...
+          if (t < 2 && !std::isinf(fill)) CHECK(whole == doctest::Approx(1.0 / double(d.len_kv)));  // ... not all L
+        }
+      // A decoder at step t has seen tokens 0..t only: it equals the full pass over that prefix.
+      auto seen = compute_ok(prefix(s, n));
+      const al::Tensor& out = seen->stage(Stage::Output);  // (1, n, d_model)
+      for (Index c = 0; c < d.d_model; ++c) {
+        const float expected = out.data[size_t(t * d.d_model + c)], got = step.output.data[size_t(c)];
+        if (std::isnan(expected)) CHECK(std::isnan(got));
+        else CHECK(got == doctest::Approx(expected).epsilon(1e-5));
+      }
+    }
   }
 }
 
