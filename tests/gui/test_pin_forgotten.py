@@ -28,6 +28,8 @@ app = App(binary, ["default", "--pin", "weights:0:1:0:0"], env, root, "run", fai
 try:
     app.find_window()
     state = app.wait_for(lambda s: s.get("pinned") == "weights.h1:0:0", "head 1's weights cell is pinned")
+    failures.check(state.get("status.pinned") == "pinned weights.h1 [0, 0]",
+                   f"one batch item: the status line names the cell only: {state.get('status.pinned')!r}")
     app.click(state, "tab.config")
     app.wait_for(lambda s: "config.heads" in s["widgets"], "the Settings tab")
     state = set_heads(app, 1)
@@ -35,6 +37,16 @@ try:
     failures.check(state.get("error") == "", f"one head is a valid session: {state.get('error')!r}")
     state = set_heads(app, 2)
     failures.check(app.settled().get("pinned") == "", "back to two heads: nothing pinned by itself")
+finally:
+    app.kill()
+
+# With several batch items the status line says which one the pinned cell is in.
+app = App(binary, ["padded-batch", "--pin", "weights:2:0:1:1"], env, root, "batch", failures)
+try:
+    app.find_window()
+    state = app.wait_for(lambda s: s.get("pinned") == "weights.h0:1:1", "head 0's weights cell (1, 1) is pinned")
+    failures.check(state.get("status.pinned") == "pinned weights.h0 [1, 1] of batch item 2",
+                   f"the status line names the batch item: {state.get('status.pinned')!r}")
 finally:
     app.kill()
 failures.finish()

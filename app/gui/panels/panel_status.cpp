@@ -83,10 +83,16 @@ void draw_status_bar(AppState& app) {
   forget_missing_pin(app);
   if (app.view.pinned) {
     ImGui::SameLine();
-    ImGui::TextDisabled("| %s", app.i18n.format("status.pinned", {
+    // The pin is a cell of the batch item shown: with several, say which.
+    const auto trace = app.model.trace();
+    const bool batched = trace && trace->dims.batch > 1;
+    const std::string text = app.i18n.format(batched ? "status.pinned_batch" : "status.pinned", {
         {"name", app.view.pinned->heatmap},
         {"row", std::to_string(app.view.pinned->row)},
-        {"col", std::to_string(app.view.pinned->col)}}).c_str());
+        {"col", std::to_string(app.view.pinned->col)},
+        {"b", std::to_string(app.view.batch)}});
+    ImGui::TextDisabled("| %s", text.c_str());
+    app.widgets.set_fact("status.pinned", text);
   }
   if (app.start_problem) {
     ImGui::SameLine();
