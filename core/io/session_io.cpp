@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <new>
@@ -82,8 +83,19 @@ std::uint64_t SessionReader::get_uint64(const json& j, const std::string& path) 
 std::vector<std::string> SessionReader::read_tokens(const json& j, const std::string& path) const {
   if (!j.is_array()) wrong_type(path, j, "an array of strings");
   std::vector<std::string> tokens;
-  for (size_t i = 0; i < j.size(); ++i)
-    tokens.push_back(get_string(j[i], path + "[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string here = path + "[" + std::to_string(i) + "]";
+    tokens.push_back(get_string(j[i], here));
+    // A label is drawn on an axis: a NUL would end it there, a newline or tab breaks the layout.
+    for (const unsigned char c : tokens.back())
+      if (c < 0x20 || c == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", c);
+        fail(ErrorCode::InvalidConfig,
+             here + " holds the control character " + code + ", which cannot be drawn on an axis; use visible characters.",
+             {{"path", here}});
+      }
+  }
   return tokens;
 }
 
@@ -404,15 +416,16 @@ Session SessionReader::read(const json& root) {
          {{"path", primary_name}});
   if (s.config.d_model == 0) s.config.d_model = primary->dim(-1);
   if (!s.tokens.empty() && static_cast<Index>(s.tokens.size()) != primary->dim(1))
-    fail(ErrorCode::ShapeMismatch, "tokens has " + std::to_string(s.tokens.size()) + " labels but " +
-                                       primary_name + " has " + std::to_string(primary->dim(1)) +
-                                       " positions (shape " + shape_string(primary->shape) + ").",
+    fail(ErrorCode::ShapeMismatch, "the number of labels in tokens (" + std::to_string(s.tokens.size()) +
+                                       ") is not the number of positions of " + primary_name + " (" +
+                                       std::to_string(primary->dim(1)) + ", shape " + shape_string(primary->shape) +
+                                       ").",
          {{"path", "tokens"}});
   const TensorPtr& keys = direct ? s.k : (cross ? s.x_kv : s.x);
   if (!s.tokens_kv.empty() && keys && static_cast<Index>(s.tokens_kv.size()) != keys->dim(1))
-    fail(ErrorCode::ShapeMismatch, "tokens_kv has " + std::to_string(s.tokens_kv.size()) +
-                                       " labels but the keys have " + std::to_string(keys->dim(1)) +
-                                       " positions (shape " + shape_string(keys->shape) + ").",
+    fail(ErrorCode::ShapeMismatch, "the number of labels in tokens_kv (" + std::to_string(s.tokens_kv.size()) +
+                                       ") is not the number of key positions (" + std::to_string(keys->dim(1)) +
+                                       ", shape " + shape_string(keys->shape) + ").",
          {{"path", "tokens_kv"}});
 
   // Everything about sizes fitting together (d_model, heads, masks) is the

@@ -301,7 +301,7 @@ TEST_CASE("session: shapes that do not fit are refused with both shapes named") 
 
   e = parse_error_of(R"({"format": "attention-lab/session", "version": 1, "tokens": ["a", "b", "c"],
     "config": {"mode": "direct"}, "q": [[1, 0], [0, 1]], "k": [[1, 0], [0, 1]], "v": [[1, 0], [0, 1]]})");
-  CHECK(contains(e.message, "tokens has 3 labels but q has 2 positions"));
+  CHECK(contains(e.message, "the number of labels in tokens (3) is not the number of positions of q (2, shape"));
 }
 
 TEST_CASE("session: missing inputs are named") {
@@ -401,7 +401,7 @@ TEST_CASE("session: session_to_json then parse gives the same session (exact flo
   s.config.mask.custom = make_tensor(Tensor({2, 3}, std::vector<float>{1, 0, 1, 1, 1, 0}));
   s.config.mask_fill = -1e-20;
   s.config.dropout = {0.3, true, 12345678901234567890ull};
-  s.tokens = {"le", "\"chat\"\n"};
+  s.tokens = {"le", "\"chat\"\\"};  // a quote and a backslash, escaped on the way out
   s.tokens_kv = {"the", "cat", "\xe7\x8c\xab"};
   Tensor x = random_normal({2, 2, 4}, 1, 1.0);
   x.data[3] = std::numeric_limits<float>::quiet_NaN();
