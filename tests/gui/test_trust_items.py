@@ -244,12 +244,14 @@ finally:
         app.wait(timeout=10)
 
 # Tokens a learner may type: a long one is cut with "…" to its label column (it ran into the heatmap to its
-# left); a line break is a space (its second line was drawn over the first row of cells).
+# left); a line break is a space (its second line was drawn over the first row of cells); other control
+# characters are escapes (a NUL ended the label).
 tokens_session = os.path.join(out, "long-tokens.json")
 subprocess.run([binary, "default", "--frames", "2", "--save-on-exit", tokens_session], check=True, timeout=60,
                capture_output=True)
 session = json.load(open(tokens_session))
-for first, name in (("https://example.com/some/long/path", "long-token"), ("line one\nline two", "newline-token")):
+for first, name in (("https://example.com/some/long/path", "long-token"), ("line one\nline two", "newline-token"),
+                    ("a\0b\x1b", "nul-token")):
     session["tokens"][0] = first
     json.dump(session, open(tokens_session, "w"))
     _, facts = screenshot(binary, tokens_session, "weights", out, name)
@@ -257,6 +259,8 @@ for first, name in (("https://example.com/some/long/path", "long-token"), ("line
     if name == "long-token":
         failures.check(label.startswith("https://") and label.endswith("…") and len(label) < len(first),
                        f"a long token is cut to its label column: {label!r}")
-    else:
+    elif name == "newline-token":
         failures.check(label.startswith("line one ") and "\n" not in label, f"a line break reads as a space: {label!r}")
+    else:
+        failures.check(label == "a\\x00b\\x1B", f"other control characters read as escapes, a NUL too: {label!r}")
 failures.finish()

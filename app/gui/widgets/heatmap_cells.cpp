@@ -35,9 +35,20 @@ MatrixView colour_ramp(const HeatmapStyle& style) {
 std::string axis_label(const std::vector<std::string>* labels, Index index) {
   if (!labels || index >= static_cast<Index>(labels->size()) || (*labels)[index].empty()) return std::to_string(index);
   // A token may hold a line break or a tab: drawn as they are, they ran over the first row of cells.
-  std::string label = (*labels)[index];
-  for (char& c : label)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  // Other control characters are written as escapes: a NUL ended the label where it stood.
+  std::string label;
+  for (const char c : (*labels)[index]) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      label += ' ';
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\x%02X", byte);
+      label += escape;
+    } else {
+      label += c;
+    }
+  }
   return label;
 }
 

@@ -286,13 +286,3 @@ TEST_CASE("bad input: an empty file, UTF-16 text and a NUL byte are said plainly
                      "data or a damaged file.");
   check_chinese(e, "", {"第 2 行第 13 列", "空字节"});
 }
-
-TEST_CASE("a token label with a control character is refused, with its place and code") {
-  // A NUL would end the label where it is drawn; a tab or newline would break the axis.
-  CHECK(error_of(session("", R"(, "tokens": ["cat", "a\u0000b"])")).message ==
-        "s.json: tokens[1] holds the control character U+0000, which cannot be drawn on an axis; use visible characters.");
-  CHECK(error_of(session("", R"(, "tokens": ["a\tb", "c"])")).message ==
-        "s.json: tokens[0] holds the control character U+0009, which cannot be drawn on an axis; use visible characters.");
-  CHECK(param(error_of(session("", R"(, "tokens": ["x", "y\n"])")), "path") == "tokens[1]");
-  CHECK(parse_session_json(session("", R"(, "tokens": ["猫", "Ωμέγα"])"), "", "s.json").ok());
-}

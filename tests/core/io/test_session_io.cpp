@@ -401,7 +401,7 @@ TEST_CASE("session: session_to_json then parse gives the same session (exact flo
   s.config.mask.custom = make_tensor(Tensor({2, 3}, std::vector<float>{1, 0, 1, 1, 1, 0}));
   s.config.mask_fill = -1e-20;
   s.config.dropout = {0.3, true, 12345678901234567890ull};
-  s.tokens = {"le", "\"chat\"\\"};  // a quote and a backslash, escaped on the way out
+  s.tokens = {"le", std::string("\"chat\"\n\0!", 9)};  // escaped on the way out, a NUL kept
   s.tokens_kv = {"the", "cat", "\xe7\x8c\xab"};
   Tensor x = random_normal({2, 2, 4}, 1, 1.0);
   x.data[3] = std::numeric_limits<float>::quiet_NaN();
