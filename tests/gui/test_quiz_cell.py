@@ -13,7 +13,9 @@ xdotool is checked against `attention-lab trace --json` and scored.
   the tolerance. For each question (Next, Next, ...) the value worked out here from the
   trace's inputs rounded as the cells print them equals the window's shown answer; on
   the first question where it lies outside the exact value's tolerance, typing it (two
-  decimals) scores as right."""
+  decimals) scores as right.
+- at 1280 x 720, where the inputs' cells are too small for their numbers, the quiz says to hover
+  or enlarge; at 1600 x 1000 it does not."""
 import json
 import math
 import os
@@ -41,6 +43,15 @@ def parse(question):
 def matrix_of(stage, b, h):
     return trace[stage][b] if stage in ("concat", "output") else trace[stage][b][h]
 
+
+# ---- A window too small for the inputs' numbers says where to read them ----------------
+# At 1280 x 720 the default example's masked scores (the softmax question's input) are cells of
+# colour only; at 1600 x 1000 they print their numbers and the hint is not needed.
+for size, hidden in (("1280x720", True), ("1600x1000", False)):
+    _, widgets = screenshot(binary, "default", "weights", out, f"quiz-numbers-{size}",
+                            ["--open", "quiz", "--size", size])
+    failures.check(("labs.quiz.numbers_hidden" in widgets["widgets"]) == hidden,
+                   f"[{size}] the hint on cells too small for their numbers is {'shown' if hidden else 'absent'}")
 
 # ---- Screenshots: one cell covered, the rest visible -------------------------------------
 for lang in ("en", "zh"):

@@ -184,6 +184,11 @@ void draw_body(AppState& app, QuizState& quiz) {
   }
   ImGui::Separator();
   wrapped_text(question_text(app, q, session));
+  // At a small window size the inputs' cells may show colours only: say where their numbers are.
+  if (quiz.numbers_hidden && !quiz.answered) {
+    wrapped_text_disabled(app.tr("labs.quiz.numbers_hidden"));
+    app.widgets.add_last_item("labs.quiz.numbers_hidden");
+  }
   if (!quiz.answered) {
     if (quiz.attempts > 0) {
       wrapped_text_colored(kBadText, app.i18n.format("labs.quiz.try_again",
@@ -269,10 +274,12 @@ void draw_quiz(AppState& app) {
   QuizState& quiz = app.labs.quiz;
   if (!quiz.open) quiz.covered_heatmaps.clear();  // closing the quiz uncovers the cell
   bool visible = false;
-  if (!begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 17.0f), &visible, true)) return;
-  if (visible) draw_body(app, quiz);
-  keep_off_the_covered_cell(quiz);
-  ImGui::End();
+  if (begin_lab_window(app, "quiz", "labs.quiz.title", &quiz.open, ImVec2(34.0f, 17.0f), &visible, true)) {
+    if (visible) draw_body(app, quiz);
+    keep_off_the_covered_cell(quiz);
+    ImGui::End();
+  }
+  quiz.numbers_hidden = false;  // the next frame's heatmaps say it again
 }
 
 }  // namespace al::gui

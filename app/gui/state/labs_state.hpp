@@ -70,6 +70,9 @@ struct QuizState {
   std::vector<std::string> covered_heatmaps;
   Index covered_batch = 0, covered_row = 0, covered_col = 0;
   ImVec2 cover_min, cover_max;  // where the cover was last drawn: the window keeps off it
+  // Set by a heatmap drawn this frame whose cells are too small (or too many) for their numbers and
+  // not covered by the quiz; read and cleared by the quiz, drawn after the heatmaps.
+  bool numbers_hidden = false;
 };
 
 // KV-cache decoding, token by token (panel_lab_decode.cpp).

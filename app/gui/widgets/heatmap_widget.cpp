@@ -214,7 +214,10 @@ HeatmapInteraction heatmap_widget(AppState& app, const HeatmapSpec& spec) {
   }
   const bool numbers_fit = cell_width >= ImGui::CalcTextSize("-0.00").x + 0.3f * font && cell >= 1.2f * font;
   // A mask's 1/0 reads from its colours; numbers would only clutter it.
-  if (numbers_fit && spec.style.colormap != Colormap::Mask && m.rows * m.cols <= 64 * 64) {
+  const bool numbered = numbers_fit && m.rows * m.cols <= 64 * 64;
+  if (!numbered && spec.style.colormap != Colormap::Mask && !quiz_covers(app, spec.name, -1, -1))
+    app.labs.quiz.numbers_hidden = true;
+  if (numbered && spec.style.colormap != Colormap::Mask) {
     for (Index r = 0; r < m.rows; ++r)
       for (Index c = 0; c < m.cols; ++c) {
         if (quiz_covers(app, spec.name, row0 + r, col0 + c)) continue;
