@@ -91,17 +91,20 @@ ValueRange DerivedCache::symmetric_range(const TensorPtr& tensor, Index first, I
   if (inserted) {
     it->second.source = tensor;
     float largest = 0.0f;
+    bool any_finite = false;
     for (Index k = first; k < first + count; ++k) {
       MatrixView m = matrix_of(tensor, k);
       for (Index r = 0; r < m.rows; ++r)
         for (Index c = 0; c < m.cols; ++c) {
           if (mask && mask->valid() && mask->at(r, c) < 0.5f) continue;
           const float v = m.at(r, c);
-          if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+          if (!std::isfinite(v)) continue;
+          largest = std::max(largest, std::fabs(v));
+          any_finite = true;
         }
     }
     if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
-    it->second.range = ValueRange{-largest, largest};
+    it->second.range = ValueRange{-largest, largest, any_finite};
   }
   it->second.used = true;
   return it->second.range;

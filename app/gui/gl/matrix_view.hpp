@@ -3,6 +3,7 @@
 // head, a session input, a head slice of a weight matrix, an average over
 // heads), plus a cache for what the views derive from their data (averages,
 // colour ranges) so an idle redraw does not rescan n x n matrices.
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,14 +40,17 @@ MatrixView block(const MatrixView& view, Index row, Index col, Index rows, Index
 
 struct ValueRange {
   float low = 0.0f, high = 1.0f;
+  bool any_finite = true;  // false: no finite value to scale, [low, high] is only a placeholder
 };
 
 // The weights' colour range from the largest finite weight shown: [0, max(1, largest)], as weights are
 // probabilities and dropout scales them up; or, `stretched`, [0, largest], so that heads whose weights
 // are all small (about 1/n over n keys) still show their pattern. [0, 1] when no weight is above 0.
+// `largest` is -inf when there is no finite value.
 inline ValueRange probability_range_from(float largest, bool stretched) {
-  if (stretched) return ValueRange{0.0f, largest > 0.0f ? largest : 1.0f};
-  return ValueRange{0.0f, largest > 1.0f ? largest : 1.0f};
+  const bool any_finite = largest > -std::numeric_limits<float>::infinity();
+  if (stretched) return ValueRange{0.0f, largest > 0.0f ? largest : 1.0f, any_finite};
+  return ValueRange{0.0f, largest > 1.0f ? largest : 1.0f, any_finite};
 }
 
 // Values derived from views, kept while they are on screen.

@@ -83,9 +83,13 @@ bool has_head_average(Stage stage) { return is_key_by_key(stage); }
 // big sessions), so a new trace costs the UI thread no rescan of (n, n) stages.
 ValueRange symmetric_range_of(const StageSummary& summary, Index first, Index count) {
   float largest = 0.0f;
-  for (Index k = first; k < first + count; ++k) largest = std::max(largest, summary.max_abs[static_cast<size_t>(k)]);
+  bool any_finite = false;  // a matrix's largest value is -inf when it has no finite one
+  for (Index k = first; k < first + count; ++k) {
+    largest = std::max(largest, summary.max_abs[static_cast<size_t>(k)]);
+    any_finite = any_finite || summary.max_value[static_cast<size_t>(k)] > -std::numeric_limits<float>::infinity();
+  }
   if (largest == 0.0f) largest = 1.0f;  // an all-zero matrix still gets a readable bar
-  return ValueRange{-largest, largest};
+  return ValueRange{-largest, largest, any_finite};
 }
 ValueRange probability_range_of(const StageSummary& summary, Index first, Index count, bool stretched) {
   float largest = -std::numeric_limits<float>::infinity();
@@ -154,6 +158,7 @@ class HeatmapBuilder {
       ValueRange range = summary ? probability_range_of(*summary, first, count, stretched)
                                  : app_.derived.probability_range(tensor, first, count, stretched);
       spec.style = {Colormap::Sequential, range.low, range.high};
+      spec.no_finite_values = !range.any_finite;
     } else {
       const bool masked_cells = stage == Stage::Masked;
       // The core's Masked summary leaves masked cells out too.
@@ -161,6 +166,7 @@ class HeatmapBuilder {
                                  : app_.derived.symmetric_range(tensor, first, count,
                                                                 masked_cells && mask_.valid() ? &mask_ : nullptr);
       spec.style = {Colormap::Diverging, range.low, range.high};
+      spec.no_finite_values = !range.any_finite;
     }
     // Hatched where masked: the mask step's result and what follows it.
     if (stage == Stage::Masked || stage == Stage::Weights || stage == Stage::Dropped) spec.mask = mask_;

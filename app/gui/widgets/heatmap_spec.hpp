@@ -16,6 +16,7 @@ struct HeatmapSpec {
   MatrixView mask;    // (rows, cols) of 1 = attend / 0 = masked, or invalid
   MatrixView before_dropout;  // (rows, cols) weights of the dropped stage: its zeroed cells are marked
   HeatmapStyle style;
+  bool no_finite_values = false;  // nothing to scale (all masked, ±inf or NaN): the colour bar says so
   const std::vector<std::string>* row_labels = nullptr;  // tokens, or null for indices
   const std::vector<std::string>* col_labels = nullptr;
   float width = 0;       // the box the widget must fit in

@@ -21,14 +21,17 @@ void colour_bar(AppState& app, const HeatmapSpec& spec, ImVec2 at, float width) 
   const ImVec2 bar_max(at.x + width, at.y + 0.5f * font);
   app.heatmaps.draw(draw_list, at, bar_max, app.textures.get(bar), 0, 1, static_cast<int>(bar.cols), spec.style,
                     /*grid=*/false);
-  const std::string low = cell_value_text(spec.style.low, true);
-  const std::string high = cell_value_text(spec.style.high, true);
   const float text_y = bar_max.y + 0.1f * font;
-  draw_list->AddText(ImVec2(at.x, text_y), text, low.c_str());
-  draw_list->AddText(ImVec2(bar_max.x - ImGui::CalcTextSize(high.c_str()).x, text_y), text,
-                     high.c_str());
+  if (spec.no_finite_values) {  // its ends would be a made-up range: no cell takes a colour from it
+    draw_list->AddText(ImVec2(at.x, text_y), text, app.tr("heatmap.no_finite_values"));
+  } else {
+    const std::string low = cell_value_text(spec.style.low, true);
+    const std::string high = cell_value_text(spec.style.high, true);
+    draw_list->AddText(ImVec2(at.x, text_y), text, low.c_str());
+    draw_list->AddText(ImVec2(bar_max.x - ImGui::CalcTextSize(high.c_str()).x, text_y), text, high.c_str());
+  }
   app.widgets.add("colorbar." + spec.name, at, bar_max,
-                  {{"low", spec.style.low}, {"high", spec.style.high}});
+                  {{"low", spec.style.low}, {"high", spec.style.high}, {"finite", spec.no_finite_values ? 0.0f : 1.0f}});
 }
 
 // Below the grid: the colour bar and its numbers, or for a mask only the gap.
