@@ -105,6 +105,13 @@ try:
     saved = app.save()
     failures.check(saved["config"]["mask_fill"] == -1.5, f"[fill -1.5] saved mask_fill {saved['config']['mask_fill']!r}")
     shown = check_stage(app, "fill -1.5", saved, "weights", previous=shown)
+    # The field writes a fill as the list does (-1e20, not printf's -1e+20).
+    app.edit(lambda: app.type_into("config.mask_fill_value", "-1e20", select_all=True), "typing the fill -1e20")
+    saved = app.save()
+    failures.check(saved["config"]["mask_fill"] == -1e20 and app.settled().get("config.mask_fill_value") == "-1e20",
+                   f"[fill -1e20] saved mask_fill {saved['config']['mask_fill']!r}, the field reads "
+                   f"{app.settled().get('config.mask_fill_value')!r}")
+    shown = check_stage(app, "fill -1e20", saved, "weights", previous=shown)
 
     # Dropout, on the dropout step.
     app.go_to_step("dropped")

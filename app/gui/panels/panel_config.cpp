@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <utility>
 
+#include "base/number_text.hpp"
 #include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
@@ -18,6 +22,32 @@
 namespace al::gui {
 
 namespace {
+
+// A mask fill as the combo names it, in ASCII for typing: -1e9 and -1e-20, not -1e+09 and -1e-20
+// in one field and -1e+20 in the next.
+std::string fill_text(double fill) {
+  const std::string text = shortest_text(fill);
+  const size_t e = text.find('e');
+  if (e == std::string::npos) return text;
+  std::string exponent = text.substr(e + 1);
+  const bool negative = exponent[0] == '-';
+  if (negative || exponent[0] == '+') exponent.erase(0, 1);
+  exponent.erase(0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
+  return text.substr(0, e + 1) + (negative ? "-" : "") + exponent;
+}
+
+// The number typed into the fill field (a leading "−" or "∞" as the combo writes them), or nothing.
+std::optional<double> parse_fill(std::string text) {
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"−", "-"}, {"∞", "inf"}})
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) text.replace(at, from.size(), to);
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  while (*end == ' ') ++end;
+  if (*end != '\0') return std::nullopt;
+  return value;
+}
 
 // An integer field; returns true with the new value when the learner changed it, and in
 // `from` the session to apply it to. While the field is active that is the session it showed
@@ -303,13 +333,16 @@ void draw_config_panel(AppState& app) {
   }
   app.widgets.add_last_item("config.mask_fill");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.tr("config.mask_fill.tip"));
-  double fill = c.mask_fill;
+  std::string fill = fill_text(c.mask_fill);
+  app.widgets.set_fact("config.mask_fill_value", fill);
   ImGui::SetNextItemWidth(10.0f * font);
-  if (ImGui::InputDouble((std::string(app.tr("config.mask_fill.value")) + "###mask_fill_value").c_str(), &fill, 0.0, 0.0, "%.6g",
-                         ImGuiInputTextFlags_EnterReturnsTrue)) {
-    Session next = s;
-    next.config.mask_fill = fill;
-    app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
+  if (ImGui::InputText((std::string(app.tr("config.mask_fill.value")) + "###mask_fill_value").c_str(), &fill,
+                       ImGuiInputTextFlags_EnterReturnsTrue)) {
+    if (const std::optional<double> typed = parse_fill(fill); typed && fill_text(*typed) != fill_text(c.mask_fill)) {
+      Session next = s;
+      next.config.mask_fill = *typed;
+      app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
+    }
   }
   app.widgets.add_last_item("config.mask_fill_value");
   show_error_if_from(app, "config.mask_fill");
