@@ -24,12 +24,19 @@ def set_heads(app, heads):
     return app.wait_for(lambda s: int(s["revision"]) > revision and s["text_input"] == "no", f"{heads} heads")
 
 
+def check_pinned(app, pinned, status):
+    """The cell --pin asked for is pinned, and the status line reads `status`."""
+    app.find_window()
+    state = app.wait_for(lambda s: s.get("pinned") == pinned, f"{pinned} is pinned")
+    failures.check(state.get("status.pinned") == status,
+                   f"the status line reads {status!r}: {state.get('status.pinned')!r}")
+    return state
+
+
+# One batch item: the status line names the cell only.
 app = App(binary, ["default", "--pin", "weights:0:1:0:0"], env, root, "run", failures)
 try:
-    app.find_window()
-    state = app.wait_for(lambda s: s.get("pinned") == "weights.h1:0:0", "head 1's weights cell is pinned")
-    failures.check(state.get("status.pinned") == "pinned weights.h1 [0, 0]",
-                   f"one batch item: the status line names the cell only: {state.get('status.pinned')!r}")
+    state = check_pinned(app, "weights.h1:0:0", "pinned weights.h1 [0, 0]")
     app.click(state, "tab.config")
     app.wait_for(lambda s: "config.heads" in s["widgets"], "the Settings tab")
     state = set_heads(app, 1)
@@ -43,10 +50,7 @@ finally:
 # With several batch items the status line says which one the pinned cell is in.
 app = App(binary, ["padded-batch", "--pin", "weights:2:0:1:1"], env, root, "batch", failures)
 try:
-    app.find_window()
-    state = app.wait_for(lambda s: s.get("pinned") == "weights.h0:1:1", "head 0's weights cell (1, 1) is pinned")
-    failures.check(state.get("status.pinned") == "pinned weights.h0 [1, 1] of batch item 2",
-                   f"the status line names the batch item: {state.get('status.pinned')!r}")
+    check_pinned(app, "weights.h0:1:1", "pinned weights.h0 [1, 1] of batch item 2")
 finally:
     app.kill()
 failures.finish()
