@@ -240,8 +240,8 @@ void draw_body(AppState& app, DecodeLabState& lab) {
   if (const auto& diffs = cached_differences(app, lab, step, d)) {
     const char* key = step.any_fully_masked() ? "labs.decode.matches_seen" : "labs.decode.matches";
     wrapped_text(app.i18n.format(key, {{"t", std::to_string(step.t)},
-                                                         {"weights", lab_number(diffs->first)},
-                                                         {"output", lab_number(diffs->second)}}));
+                                       {"weights", lab_number(diffs->first)},
+                                       {"output", lab_number(diffs->second)}}));
     app.widgets.add_last_item(key);
     app.widgets.set_fact("labs.decode.weight_diff", lab_number(diffs->first));
     app.widgets.set_fact("labs.decode.output_diff", lab_number(diffs->second));
