@@ -53,4 +53,13 @@ try:
     check_pinned(app, "weights.h0:1:1", "pinned weights.h0 [1, 1] of batch item 2")
 finally:
     app.kill()
+
+# The first frame already shows it: --pin was once applied after the status line had drawn, so
+# frame 0 had the pin without its status text (a test reading that frame failed under ASan).
+app = App(binary, ["padded-batch", "--pin", "weights:2:0:1:1", "--frames", "1"], env, root, "first", failures)
+failures.check(app.wait_exit() == 0, "one frame drawn, exit 0")
+first = app.state() or {}
+failures.check((first.get("pinned"), first.get("status.pinned")) ==
+               ("weights.h0:1:1", "pinned weights.h0 [1, 1] of batch item 2"),
+               f"frame 0: the pin and its status text: {first.get('pinned')!r}, {first.get('status.pinned')!r}")
 failures.finish()

@@ -14,6 +14,9 @@ void AppState::edit(Session next, const std::string& label, const std::string& c
 }
 
 void draw_main_window(AppState& app) {
+  // --pin, --snapshot, --open's views: before anything draws, so the first frame already shows them
+  // (applied after the status line, frame 0 had a pinned cell but not its status text).
+  apply_teaching_options(app);
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
@@ -106,7 +109,6 @@ void draw_main_window(AppState& app) {
   draw_rope_lab(app);
   draw_training_lab(app);
   draw_quiz(app);
-  apply_teaching_options(app);
   draw_explain_window(app);
   draw_token_lines_window(app);
   draw_heads_window(app);
