@@ -112,6 +112,18 @@ try:
                    f"[fill -1e20] saved mask_fill {saved['config']['mask_fill']!r}, the field reads "
                    f"{app.settled().get('config.mask_fill_value')!r}")
     shown = check_stage(app, "fill -1e20", saved, "weights", previous=shown)
+    # A typo (the letter O for a zero) is refused aloud, and the fill stays what it was.
+    revision = int(app.settled()["revision"])
+    app.type_into("config.mask_fill_value", "-1e2O", select_all=True)
+    state = app.wait_for(lambda s: "config.mask_fill.bad" in s["widgets"], "a fill that is no number is explained")
+    failures.check(state.get("config.mask_fill.bad", "").startswith("“-1e2O” is not a number: the fill stays -1e20.")
+                   and int(state["revision"]) == revision and state.get("config.mask_fill_value") == "-1e20",
+                   f"[fill -1e2O] refused, nothing edited: {state.get('config.mask_fill.bad')!r}, "
+                   f"revision {state['revision']} (was {revision}), the field reads {state.get('config.mask_fill_value')!r}")
+    app.edit(lambda: app.type_into("config.mask_fill_value", "−1e9", select_all=True), "typing the fill −1e9")
+    state = app.settled()
+    failures.check(app.save()["config"]["mask_fill"] == -1e9 and "config.mask_fill.bad" not in state["widgets"],
+                   f"[fill −1e9] the list's minus sign typed, the refusal gone: {state.get('config.mask_fill.bad')!r}")
 
     # Dropout, on the dropout step.
     app.go_to_step("dropped")

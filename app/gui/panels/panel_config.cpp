@@ -18,6 +18,7 @@
 #include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
+#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -326,6 +327,7 @@ void draw_config_panel(AppState& app) {
         Session next = s;
         next.config.mask_fill = fills[i].value;
         app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
+        app.view.mask_fill_unparsed.clear();
       }
       app.widgets.add_last_item("config.mask_fill.option." + std::to_string(i));
     }
@@ -338,13 +340,22 @@ void draw_config_panel(AppState& app) {
   ImGui::SetNextItemWidth(10.0f * font);
   if (ImGui::InputText((std::string(app.tr("config.mask_fill.value")) + "###mask_fill_value").c_str(), &fill,
                        ImGuiInputTextFlags_EnterReturnsTrue)) {
-    if (const std::optional<double> typed = parse_fill(fill); typed && fill_text(*typed) != fill_text(c.mask_fill)) {
+    const std::optional<double> typed = parse_fill(fill);
+    app.view.mask_fill_unparsed = typed ? "" : fill;
+    if (typed && fill_text(*typed) != fill_text(c.mask_fill)) {
       Session next = s;
       next.config.mask_fill = *typed;
       app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
     }
   }
   app.widgets.add_last_item("config.mask_fill_value");
+  if (!app.view.mask_fill_unparsed.empty()) {  // the field shows the fill again: say what was refused
+    const std::string refused = app.i18n.format("config.mask_fill.bad", {{"text", app.view.mask_fill_unparsed},
+                                                                          {"fill", fill_text(c.mask_fill)}});
+    wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), refused);
+    app.widgets.add_last_item("config.mask_fill.bad");
+    app.widgets.set_fact("config.mask_fill.bad", refused);
+  }
   show_error_if_from(app, "config.mask_fill");
 
   // Dropout.

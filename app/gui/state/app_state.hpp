@@ -124,6 +124,7 @@ struct ViewState {
   MaskTool mask_tool = MaskTool::Paint;  // what a click on the mask grid does
 
   bool global_tokens_unparsed = false;  // Settings: the typed global tokens were not whole numbers
+  std::string mask_fill_unparsed;       // Settings: the text typed as the fill, when not a number
   std::optional<FieldBase> field_base;  // Settings: each keystroke of a size applies to this session
 };
 
