@@ -113,7 +113,9 @@ try:
     shown = check_weights(app, "ALiBi", saved, shown)
 
     app.type_into("config.global_tokens", "zero", select_all=True)
-    app.wait_for(lambda s: "config.global_tokens.bad" in s["widgets"], "a global token that is no number is explained")
+    state = app.wait_for(lambda s: "config.global_tokens.bad" in s["widgets"], "a global token that is no number is explained")
+    failures.check(state.get("config.global_tokens.bad", "").startswith("“zero” is not a list of positions"),
+                   f"[global zero] the refusal names the text typed: {state.get('config.global_tokens.bad')!r}")
     app.edit(lambda: app.type_into("config.global_tokens", "9", select_all=True), "global token 9")
     app.wait_for(lambda s: s["error"] != "", "global token 9 of 5 positions is an error")
     app.edit(lambda: app.type_into("config.global_tokens", "1", select_all=True), "global token 1")

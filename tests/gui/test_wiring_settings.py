@@ -120,6 +120,12 @@ try:
                    and int(state["revision"]) == revision and state.get("config.mask_fill_value") == "-1e20",
                    f"[fill -1e2O] refused, nothing edited: {state.get('config.mask_fill.bad')!r}, "
                    f"revision {state['revision']} (was {revision}), the field reads {state.get('config.mask_fill_value')!r}")
+    # Undo goes back to the fill -1.5: the refusal named a typo made beside -1e20, so it goes too.
+    app.away()
+    wu.hold_keys("ctrl", "z")
+    state = app.wait_for(lambda s: int(s["revision"]) > revision, "Ctrl+Z after the refused fill")
+    failures.check(app.save()["config"]["mask_fill"] == -1.5 and "config.mask_fill.bad" not in state["widgets"],
+                   f"[undo after -1e2O] the fill back to -1.5, the refusal gone: {state.get('config.mask_fill.bad')!r}")
     app.edit(lambda: app.type_into("config.mask_fill_value", "−1e9", select_all=True), "typing the fill −1e9")
     state = app.settled()
     failures.check(app.save()["config"]["mask_fill"] == -1e9 and "config.mask_fill.bad" not in state["widgets"],

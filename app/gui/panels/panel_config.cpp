@@ -18,7 +18,6 @@
 #include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
-#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -194,16 +193,13 @@ void draw_modern_options(AppState& app, const Session& s) {
       Session next = s;
       next.config.mask.global_tokens = std::move(positions);
       app.edit(std::move(next), "edit.global_tokens", "config.global_tokens");
-      app.view.global_tokens_unparsed = false;
+      app.view.refusal.reset();
     } else {
-      app.view.global_tokens_unparsed = true;
+      refuse_typing(app, "config.global_tokens.bad", "config.global_tokens.bad", {{"text", global}});
     }
   }
   app.widgets.add_last_item("config.global_tokens");
-  if (app.view.global_tokens_unparsed) {
-    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", app.tr("config.global_tokens.bad"));
-    app.widgets.add_last_item("config.global_tokens.bad");
-  }
+  show_refusal(app, "config.global_tokens.bad");
   show_error_if_from(app, "config.global_tokens");
 }
 
@@ -327,7 +323,7 @@ void draw_config_panel(AppState& app) {
         Session next = s;
         next.config.mask_fill = fills[i].value;
         app.edit(std::move(next), "edit.mask_fill", "config.mask_fill");
-        app.view.mask_fill_unparsed.clear();
+        app.view.refusal.reset();
       }
       app.widgets.add_last_item("config.mask_fill.option." + std::to_string(i));
     }
@@ -341,7 +337,8 @@ void draw_config_panel(AppState& app) {
   if (ImGui::InputText((std::string(app.tr("config.mask_fill.value")) + "###mask_fill_value").c_str(), &fill,
                        ImGuiInputTextFlags_EnterReturnsTrue)) {
     const std::optional<double> typed = parse_fill(fill);
-    app.view.mask_fill_unparsed = typed ? "" : fill;
+    if (typed) app.view.refusal.reset();
+    else refuse_typing(app, "config.mask_fill.bad", "config.mask_fill.bad", {{"text", fill}, {"fill", fill_text(c.mask_fill)}});
     if (typed && fill_text(*typed) != fill_text(c.mask_fill)) {
       Session next = s;
       next.config.mask_fill = *typed;
@@ -349,13 +346,7 @@ void draw_config_panel(AppState& app) {
     }
   }
   app.widgets.add_last_item("config.mask_fill_value");
-  if (!app.view.mask_fill_unparsed.empty()) {  // the field shows the fill again: say what was refused
-    const std::string refused = app.i18n.format("config.mask_fill.bad", {{"text", app.view.mask_fill_unparsed},
-                                                                          {"fill", fill_text(c.mask_fill)}});
-    wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), refused);
-    app.widgets.add_last_item("config.mask_fill.bad");
-    app.widgets.set_fact("config.mask_fill.bad", refused);
-  }
+  show_refusal(app, "config.mask_fill.bad");  // the field shows the fill again: say what was refused
   show_error_if_from(app, "config.mask_fill");
 
   // Dropout.

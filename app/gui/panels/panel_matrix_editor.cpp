@@ -82,7 +82,7 @@ void watch_typing_before(AppState& app, ImGuiID id) {
   for (ImWchar c : ImGui::GetIO().InputQueueCharacters) {
     if (is_number_character(c)) continue;
     char utf8[5];
-    app.view.typing_message = app.i18n.format("editor.not_a_number_char", {{"char", ImTextCharToUtf8(utf8, c)}});
+    refuse_typing(app, "editor.typing_message", "editor.not_a_number_char", {{"char", ImTextCharToUtf8(utf8, c)}});
   }
 }
 
@@ -108,7 +108,7 @@ void watch_typing_after(AppState& app, ImGuiID id) {
   while (end && *end == ' ') ++end;
   const bool number = end != begin && end && *end == '\0' && std::isfinite(value);
   if (!number && !ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
-    view.typing_message = app.i18n.format("editor.not_a_number", {{"text", view.typed_text}});
+    refuse_typing(app, "editor.typing_message", "editor.not_a_number", {{"text", view.typed_text}});
 }
 
 }  // namespace
@@ -190,10 +190,7 @@ void draw_matrix_editor(AppState& app) {
     app.edit(with_filled(s, id, Fill::Identity), "edit.identity", "editor");
   show_error_if_from(app, "editor");
   ImGui::TextDisabled("%s", app.tr("editor.hint"));
-  if (!view.typing_message.empty()) {
-    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), "%s", view.typing_message.c_str());
-    app.widgets.add_last_item("editor.typing_message");
-  }
+  show_refusal(app, "editor.typing_message");
 
   // The cells, clipped to what is visible (matrices can have thousands of rows).
   // Wide matrices show a window of columns with a scroller: ImGui tables take
@@ -253,7 +250,7 @@ void draw_matrix_editor(AppState& app) {
           const bool changed = ImGui::DragFloat("##cell", &value, 0.01f, 0.0f, 0.0f, "%.3f");
           watch_typing_after(app, cell_id);
           if (ImGui::IsItemActivated()) ++view.drag_generation;
-          if (changed) view.typing_message.clear();
+          if (changed) view.refusal.reset();
           if (changed)
             app.edit(with_cell(s, id, flat, value), "edit.cell", "editor",
                      "cell/" + std::string(input_name(id)) + "/" + std::to_string(flat) + "/" +

@@ -50,6 +50,19 @@ void show_error_if_from(AppState& app, const std::string& control) {
   draw_keep_offer(app, control);
 }
 
+void refuse_typing(AppState& app, const std::string& widget, const std::string& key, Params params) {
+  app.view.refusal = Refusal{widget, key, std::move(params), app.model.revision()};
+}
+
+void show_refusal(AppState& app, const std::string& widget) {
+  const std::optional<Refusal>& refusal = app.view.refusal;
+  if (!refusal || refusal->widget != widget || refusal->revision != app.model.revision()) return;
+  const std::string text = app.i18n.format(refusal->key, refusal->params);
+  wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), text);
+  app.widgets.add_last_item(widget);
+  app.widgets.set_fact(widget, text);
+}
+
 bool awaits_trace(const AppState& app) { return app.model.computing() && !app.model.error(); }
 
 const char* no_trace_text(const AppState& app) {

@@ -24,6 +24,10 @@ void advance_play(AppState& app);  // moves on when the play timer is due
 void handle_shortcuts(AppState& app);
 // The error of the latest edit, in red, if it was made by `control`.
 void show_error_if_from(AppState& app, const std::string& control);
+// A field refused its typed text (ViewState::refusal): `widget` names the message, `key` its text.
+void refuse_typing(AppState& app, const std::string& widget, const std::string& key, Params params);
+// That message, in red, while it is `widget`'s and the session has not changed since.
+void show_refusal(AppState& app, const std::string& widget);
 // panel_status.cpp: whether a trace is on its way (computing, no error), and what a view without a
 // trace says: that it is being computed, or that the session has an error.
 bool awaits_trace(const AppState& app);

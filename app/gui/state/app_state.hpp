@@ -4,6 +4,7 @@
 // Panels (panel_*.cpp) read it and send edits through AppState::edit().
 #include <imgui.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -74,6 +75,16 @@ struct FieldBase {
   Session session;
 };
 
+// Typed text a field did not take (not a number, not whole positions): the field says why under
+// itself, in the current language, until the session changes in any way (an edit, undo, redo,
+// another file), so an old typo is never named beside a document it was not typed into.
+struct Refusal {
+  std::string widget;  // the message's widget name: "editor.typing_message", "config.mask_fill.bad" ...
+  std::string key;     // the message (assets/i18n) and its values
+  Params params;
+  std::uint64_t revision = 0;  // SessionModel::revision() when the text was refused
+};
+
 struct ViewState {
   Step step = Step::X;
   Index batch = 0;           // batch item shown in every view
@@ -105,11 +116,9 @@ struct ViewState {
   Index editor_batch = 0;
   int editor_head = -1;      // -1: the whole weight matrix; else that head's columns
   int editor_first_col = 0;  // first column of the window shown on wide matrices
-  // Typing into a cell: the cell being typed into, its text, and what was wrong
-  // with the latest text that was not a number (shown until the next edit).
+  // Typing into a cell: the cell being typed into and its text.
   unsigned int typing_cell = 0;
   std::string typed_text;
-  std::string typing_message;
   int random_seed = 1;
   int drag_generation = 0;   // a new drag gets a new merge key (one undo step per drag)
 
@@ -123,8 +132,7 @@ struct ViewState {
   enum class MaskTool { Paint, Window, Global };
   MaskTool mask_tool = MaskTool::Paint;  // what a click on the mask grid does
 
-  bool global_tokens_unparsed = false;  // Settings: the typed global tokens were not whole numbers
-  std::string mask_fill_unparsed;       // Settings: the text typed as the fill, when not a number
+  std::optional<Refusal> refusal;  // the latest typed text a field refused (cells, global tokens, fill)
   std::optional<FieldBase> field_base;  // Settings: each keystroke of a size applies to this session
 };
 
