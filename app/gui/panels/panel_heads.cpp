@@ -37,12 +37,16 @@ void head_bar(const char* label, Index columns, Index d_model, Index d_k, const 
     const ImVec2 a(at.x + h * d_k * slot, at.y), b(at.x + (h + 1) * d_k * slot, at.y + height);
     draw->AddRectFilled(a, b, head_colour(h * group, 200));
     draw->AddRect(a, b, IM_COL32(30, 30, 30, 255));
-    const std::string text = prefix + std::to_string(h) + " [" + std::to_string(h * d_k) + ":" +
-                             std::to_string((h + 1) * d_k) + ")";
-    const ImVec2 size = ImGui::CalcTextSize(text.c_str());
-    if (size.x < b.x - a.x - 0.2f * font)
+    // The head and its columns where they fit, else the head alone (narrow blocks of many heads).
+    const std::string name = prefix + std::to_string(h);
+    for (const std::string& text :
+         {name + " [" + std::to_string(h * d_k) + ":" + std::to_string((h + 1) * d_k) + ")", name}) {
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      if (size.x >= b.x - a.x - 0.2f * font) continue;
       draw->AddText(ImVec2(0.5f * (a.x + b.x - size.x), a.y + 0.5f * (height - size.y)), IM_COL32(0, 0, 0, 255),
                     text.c_str());
+      break;
+    }
   }
 }
 
