@@ -7,7 +7,9 @@ first 10, and below ln 24 / 3: ln 24 is the loss of a uniform guess over the 24
 letters) and the held-out accuracy reaches 98 %. The line under the patterns gives each head's
 weight on the ideal keys (the token before) and the better head's in each row: the same numbers
 as the same run's model saved by `attention-lab train --out`, its weights traced and summed here.
-A picture is kept mid-training (paused) and at the end, in each language."""
+"Open the learned layer in the main window" then shows that same saved session on the softmax step
+(the lab closes; the Labs menu brings it back with its run).
+A picture is kept mid-training (paused), at the end and once opened, in each language."""
 import json
 import math
 import os
@@ -31,12 +33,17 @@ def picture(app, name):
     Image.fromarray(grab(app.window)).save(os.path.join(out, name + ".png"))
 
 
-def shares_of_saved_run(positions):
-    """Per head and for the better head of each row, the % of weight on the token before (rows 1..L-1),
-    from the lab's run (seed 1, previous_token, default steps) trained again from the command line."""
+def saved_run(positions):
+    """The lab's run (seed 1, previous_token, default steps) trained again from the command line and saved
+    on the held-out example; its path."""
     path = os.path.join(out, f"previous-token-{positions}.json")
     subprocess.run([binary, "train", "--task", "previous_token", "--positions", positions, "--out", path, "--json"],
                    check=True, capture_output=True)
+    return path
+
+
+def shares_of_saved_run(path):
+    """Per head and for the better head of each row, the % of weight on the token before (rows 1..L-1)."""
     weights = json.loads(subprocess.run([binary, "trace", path, "--json"], check=True, capture_output=True).stdout)
     heads = weights["stages"]["weights"][0]  # (h, L, L)
     rows = range(1, len(heads[0]))
@@ -51,15 +58,29 @@ def steps_now(app, default):
     return int(state.get("training.steps", default)) if state else default
 
 
+def largest_difference(a, b):
+    """The largest |a - b| over two nested lists (or dicts) of numbers of the same shape; other values
+    (the weights' "layout") must be equal."""
+    if isinstance(a, dict):
+        return max(largest_difference(a[k], b[k]) for k in a) if a.keys() == b.keys() else math.inf
+    if isinstance(a, list):
+        return max(largest_difference(x, y) for x, y in zip(a, b)) if len(a) == len(b) else math.inf
+    if isinstance(a, str):
+        return 0.0 if a == b else math.inf
+    return abs(a - b)
+
+
 for lang in ("en", "zh"):
-    app = App(binary, ["default", "--open", "training"], env, out, "training-" + lang, failures)
+    opened_path = os.path.join(out, f"opened-{lang}.json")  # the session when the window closes
+    app = App(binary, ["default", "--open", "training", "--save-on-exit", opened_path], env, out, "training-" + lang,
+              failures)
     # App starts the window in English; the language button is not what this test is about.
     if lang == "zh":
         app.process.terminate()
         app.process.wait(timeout=10)
         app.process = __import__("subprocess").Popen(
             [binary, "default", "--open", "training", "--lang", "zh", "--size", "1400x900",
-             "--widgets-out", app.widgets_path], env=env)
+             "--widgets-out", app.widgets_path, "--save-on-exit", opened_path], env=env)
     try:
         app.find_window()
         state = app.wait_for(lambda s: "training.toggle" in s["widgets"], "the Training lab is open")
@@ -100,7 +121,8 @@ for lang in ("en", "zh"):
         failures.check(accuracy >= 0.98, f"[{lang}] held-out accuracy {accuracy} >= 0.98")
         failures.check("heatmap.training.ideal" in state["widgets"] and "heatmap.training.h1" in state["widgets"],
                        f"[{lang}] the learned heads and the ideal pattern are on screen")
-        per_head, best = shares_of_saved_run("rope" if lang == "zh" else "learned")
+        saved_path = saved_run("rope" if lang == "zh" else "learned")
+        per_head, best = shares_of_saved_run(saved_path)
         shown = [float(state.get(f"training.share.h{h}", "nan")) for h in range(2)]
         shown_best = float(state.get("training.share.best", "nan"))
         print(f"[{lang}] on the token before: heads {shown} %, better head {shown_best} % "
@@ -109,6 +131,27 @@ for lang in ("en", "zh"):
                        and all(abs(a - b) <= 0.5 for a, b in zip(shown + [shown_best], per_head + [best])),
                        f"[{lang}] the shares shown {shown}, {shown_best} against the saved run's {per_head}, {best}")
         picture(app, f"trained-{lang}")
+        # The learned layer opened in the main window, on its softmax step, the lab closed; Labs brings the lab
+        # back with its run. The session saved when the window closes is the command line's saved run: same
+        # tokens, x and weights.
+        app.click(app.settled(), "training.open")
+        state = app.wait_for(lambda s: s["step"] == "weights" and "training.toggle" not in s["widgets"]
+                             and "heatmap.weights.h1" in s["widgets"],
+                             "the learned layer opens in the main window on its softmax step, the lab closed")
+        picture(app, f"opened-{lang}")
+        app.click(state, "menu.labs")
+        app.click(app.wait_for(lambda s: "menu.labs.training" in s["widgets"], "the Labs menu opens"), "menu.labs.training")
+        app.wait_for(lambda s: "training.open" in s["widgets"] and s.get("training.steps") == str(target),
+                     "Labs → Training lab reopens the lab with its run")
+        app.process.terminate()  # closes as the window does: --save-on-exit writes the session
+        app.process.wait(timeout=30)
+        opened, saved = json.load(open(opened_path)), json.load(open(saved_path))
+        difference = max(largest_difference(opened[k], saved[k]) for k in ("x", "weights") if k in saved)
+        print(f"[{lang}] the opened session against the command line's: largest difference {difference}")
+        failures.check(opened["tokens"] == saved["tokens"] and opened["config"] == saved["config"]
+                       and set(opened) >= {"x", "weights"} and difference < 1e-4,
+                       f"[{lang}] the opened session is the trained layer: tokens {opened['tokens']} / {saved['tokens']}, "
+                       f"config {opened['config']} / {saved['config']}, largest difference {difference}")
     finally:
         if app.process.poll() is None:
             app.process.terminate()

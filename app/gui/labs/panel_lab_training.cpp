@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "panels/panels.hpp"
+#include "state/documents.hpp"
 #include "widgets/heatmap_widget.hpp"
 #include "widgets/text_wrap.hpp"
 
@@ -175,6 +176,28 @@ void patterns(AppState& app, const TrainingLabState& lab, const TrainingSnapshot
   }
 }
 
+// The learned layer on the held-out example, opened as the main window's session on its softmax
+// step: the stages of what the heads learned, to step through, edit and differentiate like any
+// example (over unsaved work as an edit, so Undo brings the work back). The lab closes so the main
+// window shows; it keeps its run for when it is opened again.
+void open_button(AppState& app, TrainingLabState& lab, const TrainingSnapshot& s) {
+  if (!s.example) return;
+  const std::string step = std::to_string(s.weights_step);
+  if (ImGui::Button((app.i18n.format("training.open", {{"step", step}}) + "###training_open").c_str())) {
+    const std::string name = app.i18n.format(
+        "training.document", {{"task", app.tr(std::string("training.task.") + toy_task_name(s.task))}, {"step", step}});
+    open_example_session(app, *s.example, name, app.i18n.format("training.edit_label", {{"name", name}}));
+    app.view.step = Step::Weights;
+    app.view.playing = false;
+    app.view.batch = 0;
+    app.view.only_head = -1;
+    app.view.input_head = 0;
+    lab.open = false;
+  }
+  app.widgets.add_last_item("training.open");
+  wrapped_text_disabled(app.i18n.format("training.open.about", {{"step", step}}));
+}
+
 }  // namespace
 
 void draw_training_lab(AppState& app) {
@@ -199,6 +222,7 @@ void draw_training_lab(AppState& app) {
                                      {"loss", s->losses.empty() ? "–" : lab_number(s->losses.back())},
                                      {"accuracy", lab_number(100.0 * accuracy)}})
                             .c_str());
+      open_button(app, lab, *s);
       plots(app, *s);
       patterns(app, lab, *s);
       if (running) app.keep_drawing = true;  // the next snapshot is on its way

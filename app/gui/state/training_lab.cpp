@@ -77,6 +77,7 @@ void TrainingRun::evaluate(TrainingSnapshot& next) const {
     if (next.ideal) next.shares = ideal_shares(*next.weights, *next.ideal);
   }
   next.tokens = example.tokens;
+  next.example = std::make_shared<const Session>(std::move(example));
 }
 
 void TrainingRun::set_pace(int steps_per_second) {

@@ -29,6 +29,7 @@ struct TrainingSnapshot {
   TensorPtr ideal;                      // (L, L): the task's ideal pattern for that example
   IdealShares shares;                   // how much of `weights` falls on the ideal keys
   std::vector<std::string> tokens;      // (L): the example's symbols
+  std::shared_ptr<const Session> example;  // the learned layer on that example, as of `weights_step`
 };
 
 class TrainingRun {
