@@ -240,6 +240,23 @@ try:
                    f"[d_model typed 12] x_q {x_q.shape}, w_q {w_q.shape}: the first 6 columns kept")
     check_stage(app, "Lq and d_model typed 12", saved, "weights", batch=1)
 
+    # A letter typed into a size (the letter O for a zero) is dropped by ImGui's integer field: the field
+    # says so while typing goes on, nothing is edited, and Enter ends typing and the message.
+    rect = app.settled()["widgets"]["config.len_q"]
+    ctrl_click(app.window, int(rect["x"] + 12), int(rect["y"] + rect["h"] / 2))
+    app.wait_for(lambda s: s["text_input"] == "yes", "Ctrl+click on config.len_q starts typing")
+    revision = int(app.settled()["revision"])
+    type_text("O")
+    state = app.wait_for(lambda s: "config.len_q.bad" in s["widgets"], "a letter typed into Lq is named")
+    failures.check(state.get("config.len_q.bad", "").startswith("“O” cannot be part of a whole number")
+                   and int(state["revision"]) == revision,
+                   f"[Lq typed O] named, nothing edited: {state.get('config.len_q.bad')!r}, revision "
+                   f"{state['revision']} (was {revision})")
+    hold_keys("Return")
+    state = app.wait_for(lambda s: s["text_input"] == "no", "Enter ends typing into config.len_q")
+    failures.check("config.len_q.bad" not in state["widgets"] and len(app.save()["tokens"]) == 12,
+                   f"[Lq typed O] after Enter: message gone, still 12 tokens: {state.get('config.len_q.bad')!r}")
+
     # The tooltip over weights.h1 (0, 1) names both tokens and gives the value.
     expected = wu.session_stages(saved)["weights"][1, 1, 0, 1]
     state = app.settled()

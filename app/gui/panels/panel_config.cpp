@@ -3,11 +3,13 @@
 // dropout, token labels. Each control edits a copy of the
 // session and hands it to the model; an invalid value shows its error below it.
 #include <imgui.h>
+#include <imgui_internal.h>  // ImTextCharToUtf8: a dropped character, named
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -18,6 +20,7 @@
 #include "editing/config_edits.hpp"
 #include "panels/panels.hpp"
 #include "widgets/heatmap_widget.hpp"
+#include "widgets/text_wrap.hpp"
 
 namespace al::gui {
 
@@ -57,11 +60,21 @@ bool int_field(AppState& app, const char* label_key, const char* id, Index curre
                const Session& session, const Session** from) {
   int value = static_cast<int>(current);
   const float width = 7.0f * ImGui::GetFontSize();
+  std::optional<FieldBase>& base = app.view.field_base;
+  // Before the field reads them: the characters typed this frame that ImGui's integer field drops
+  // without a word (all but digits and + - * / .).
+  std::string refused;
+  if (base && base->field == id && ImGui::GetIO().WantTextInput)
+    for (ImWchar c : ImGui::GetIO().InputQueueCharacters)
+      if (!(c >= '0' && c <= '9') && !(c < 128 && std::strchr("+-*/.", static_cast<char>(c)))) {
+        char utf8[5];
+        refused = ImTextCharToUtf8(utf8, c);
+      }
   ImGui::SetNextItemWidth(width);
   const bool changed = ImGui::InputInt((std::string(app.tr(label_key)) + "###" + id).c_str(), &value);
-  std::optional<FieldBase>& base = app.view.field_base;
   if (ImGui::IsItemActive()) {  // its text, or a +/- button held down
-    if (!base || base->field != id) base = FieldBase{id, session};
+    if (!base || base->field != id) base = FieldBase{id, session, ""};
+    if (!refused.empty()) base->refused = refused;
   } else if (base && base->field == id) {
     base.reset();
   }
@@ -72,6 +85,13 @@ bool int_field(AppState& app, const char* label_key, const char* id, Index curre
   const float button = ImGui::GetFrameHeight();
   app.widgets.add(std::string("config.") + id + ".plus", ImVec2(min.x + width - button, min.y),
                   ImVec2(min.x + width, min.y + button));
+  // Said while typing goes on: the field's own text shows what it kept.
+  if (base && base->field == id && !base->refused.empty()) {
+    const std::string text = app.i18n.format("config.size.not_a_digit", {{"char", base->refused}});
+    wrapped_text_colored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), text);
+    app.widgets.add_last_item(std::string("config.") + id + ".bad");
+    app.widgets.set_fact(std::string("config.") + id + ".bad", text);
+  }
   *out = value;
   return changed && value != current;
 }

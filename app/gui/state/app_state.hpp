@@ -69,10 +69,12 @@ struct CellRef {
   }
 };
 
-// A size field being typed into, and the session it showed when typing began.
+// A size field being typed into, the session it showed when typing began, and the last character
+// typed that a whole number cannot hold (ImGui drops it: "1O" with a letter O reads 1).
 struct FieldBase {
   std::string field;
   Session session;
+  std::string refused;
 };
 
 // Typed text a field did not take (not a number, not whole positions): the field says why under
