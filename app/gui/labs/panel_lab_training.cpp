@@ -187,11 +187,7 @@ void open_button(AppState& app, TrainingLabState& lab, const TrainingSnapshot& s
     const std::string name = app.i18n.format(
         "training.document", {{"task", app.tr(std::string("training.task.") + toy_task_name(s.task))}, {"step", step}});
     open_example_session(app, *s.example, name, app.i18n.format("training.edit_label", {{"name", name}}));
-    app.view.step = Step::Weights;
-    app.view.playing = false;
-    app.view.batch = 0;
-    app.view.only_head = -1;
-    app.view.input_head = 0;
+    app.view.look_at(Step::Weights);
     lab.open = false;
   }
   app.widgets.add_last_item("training.open");

@@ -182,11 +182,7 @@ void apply(AppState& app, LessonState& state) {
     state.preset = example;
     state.preset_revision = app.model.revision();
   }
-  app.view.step = lesson.step;
-  app.view.playing = false;
-  app.view.batch = 0;
-  app.view.input_head = 0;
-  app.view.only_head = -1;
+  app.view.look_at(lesson.step);
   if (*lesson.tab) app.view.select_tab = lesson.tab;
   const Index length = static_cast<Index>(app.model.session().tokens.size());
   const Index row = lesson.pin_row < 0 ? length + lesson.pin_row : lesson.pin_row;

@@ -88,6 +88,16 @@ struct Refusal {
 };
 
 struct ViewState {
+  // A session just brought up to look at (a lesson's, a trained layer): its step `at`, batch item 0,
+  // every head, not playing.
+  void look_at(Step at) {
+    step = at;
+    playing = false;
+    batch = 0;
+    input_head = 0;
+    only_head = -1;
+  }
+
   Step step = Step::X;
   Index batch = 0;           // batch item shown in every view
   int only_head = -1;        // -1: all heads side by side + average; else that head alone
